@@ -1,0 +1,654 @@
+/*
+** gpures.h: zero-copy GPU resource handles.
+**
+** A gpures handle is a 64-bit value that names one native resource (a Vulkan
+** image, a DMA-BUF, a CUDA pointer, a GL texture, CPU memory, ...), says what
+** it looks like (size, format, planes, pitch) and carries its ownership rules.
+** Pipelines pass handles between libraries instead of copying frames.
+**
+** Lifetime, for every kind:
+**   - gpures_<kind>_create() validates a descriptor and returns a handle with
+**     a reference count of 1.
+**   - gpures_clone() takes one more reference to the same handle value.
+**   - gpures_release() drops one. The last release closes the file
+**     descriptors gpures owns and runs the keep-alive's release exactly once.
+**   - After the last release every call on the handle returns GPURES_E_STALE.
+**     Handle values name a slot in a generation-checked table, so a stale,
+**     double-released or forged value is reported, never dereferenced.
+**
+** Threads: every function may be called from any thread. Reference counts are
+** atomic. gpures_last_error() is per thread.
+**
+** Descriptors begin with struct_size and flags. Set struct_size to
+** sizeof(the struct) as compiled; the library accepts older (shorter) structs
+** and newer ones whose extra bytes are zero, so descriptors can grow without
+** new entry points.
+*/
+#ifndef GPURES_H
+#define GPURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpures_lists.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  if defined(GPURES_BUILDING)
+#    define GPURES_API __declspec(dllexport)
+#  else
+#    define GPURES_API __declspec(dllimport)
+#  endif
+#else
+#  define GPURES_API __attribute__((visibility("default")))
+#endif
+
+/*
+** ABI version. The major part changes when a struct's prefix or an existing
+** function's meaning changes; the minor part when something is added. A host
+** built against major M must refuse a library whose major is not M, and one
+** whose minor is lower than the minor it was built against.
+*/
+#define GPURES_ABI_MAJOR 1
+#define GPURES_ABI_MINOR 0
+#define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
+
+/* (major << 16) | minor of the loaded library. */
+GPURES_API uint32_t gpures_abi_version(void);
+
+/* ---------------------------------------------------------------- statuses */
+
+/* Status codes: GPURES_OK (= GPURES_E_OK), GPURES_E_NULL_HANDLE, ... GPURES_E_ABI_MISMATCH. */
+enum {
+#define GPURES__STATUS_ENUM(code, UPPER, message) GPURES_E_##UPPER = code,
+  GPURES_STATUS_LIST(GPURES__STATUS_ENUM)
+#undef GPURES__STATUS_ENUM
+  GPURES_OK = 0
+};
+
+/* "STALE" for GPURES_E_STALE; NULL for an unknown code. */
+GPURES_API const char *gpures_status_name(int status);
+/* The fixed one-line text of a status; NULL for an unknown code. */
+GPURES_API const char *gpures_status_message(int status);
+
+/*
+** The last failure on the calling thread, in detail, naming the offending
+** field by path: "Cannot create DmaBufHandle: planes[1] ends at byte 9216 but
+** object 0 has 8192 bytes". Valid until the next failing call on this thread.
+** Successful calls leave it alone.
+*/
+GPURES_API const char *gpures_last_error(void);
+/* The field path of the last failure ("planes[1].offset"), or "". */
+GPURES_API const char *gpures_last_error_field(void);
+/* The status of the last failure on this thread (GPURES_OK if none yet). */
+GPURES_API int gpures_last_status(void);
+
+/* ------------------------------------------------------------------ kinds */
+
+/* Resource kinds: GPURES_KIND_D3D11_TEXTURE = 1 ... GPURES_KIND_WGPU_TEXTURE = 20. */
+enum {
+#define GPURES__KIND_ENUM(id, UPPER, snake, Name, own, os) GPURES_KIND_##UPPER = id,
+  GPURES_KIND_LIST(GPURES__KIND_ENUM)
+#undef GPURES__KIND_ENUM
+  GPURES_KIND_MAX = 20
+};
+
+/* Operating-system bits: GPURES_OS_LINUX, GPURES_OS_WINDOWS, ... */
+enum {
+#define GPURES__OS_ENUM(bit, UPPER, name) GPURES_OS_##UPPER = 1u << bit,
+  GPURES_OS_LIST(GPURES__OS_ENUM)
+#undef GPURES__OS_ENUM
+  GPURES_OS_ALL = 0x3ff
+};
+
+/* Ownership of the native object. */
+enum {
+  GPURES_BORROWED = 0, /* gpures never frees it; the producer's keep-alive holds it */
+  GPURES_OWNED = 1     /* gpures owns its file descriptors and closes them */
+};
+
+/* One row of the kind table. */
+typedef struct gpures_kind_info {
+  uint32_t id;         /* GPURES_KIND_* */
+  uint32_t ownership;  /* GPURES_BORROWED or GPURES_OWNED */
+  uint32_t platforms;  /* GPURES_OS_* bits where the kind exists */
+  uint32_t desc_size;  /* sizeof the kind's descriptor struct */
+  uint32_t num_fields; /* rows in gpures_kind_fields() */
+  uint32_t reserved;
+  const char *name;    /* "DmaBufHandle" */
+  const char *snake;   /* "dma_buf_handle" */
+} gpures_kind_info;
+
+/* The kind table, ordered by id (row i has id i + 1). */
+GPURES_API const gpures_kind_info *gpures_kind_table(uint32_t *out_count);
+/* The row of one kind, or NULL for an unknown id. */
+GPURES_API const gpures_kind_info *gpures_kind_info_of(uint32_t kind);
+/* 1 when the kind exists on the OS this library was built for, else 0. */
+GPURES_API int gpures_kind_supported(uint32_t kind);
+/* The GPURES_OS_* bit of the OS this library was built for. */
+GPURES_API uint32_t gpures_build_os(void);
+
+/* --------------------------------------------------------- enumerations */
+
+/* Enumeration sets: GPURES_ENUM_PIXEL_FORMAT = 1, ... */
+enum {
+#define GPURES__ENUM_SET_ENUM(id, UPPER, Name) GPURES_ENUM_##UPPER = id,
+  GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ENUM)
+#undef GPURES__ENUM_SET_ENUM
+  GPURES_ENUM_SET_MAX = 6
+};
+
+/* One named value of an enumeration set. */
+typedef struct gpures_enum_value {
+  uint32_t set;     /* GPURES_ENUM_* */
+  uint32_t value;   /* the value stored in descriptors (a real GL enum, a PixelFormat id, ...) */
+  const char *name; /* "Texture2D", "NV12", "rgba8unorm" */
+} gpures_enum_value;
+
+/* Every named value of every set, grouped by set. */
+GPURES_API const gpures_enum_value *gpures_enum_table(uint32_t *out_count);
+/* The name of a value, or NULL when the set has no such value. */
+GPURES_API const char *gpures_enum_name(uint32_t set, uint32_t value);
+/* The value of a name; GPURES_E_INVALID_VALUE when the set has no such name. */
+GPURES_API int gpures_enum_lookup(uint32_t set, const char *name, uint32_t *out_value);
+
+/* ---------------------------------------------------------- pixel formats */
+
+/* PixelFormat ids (stable): GPURES_PF_NV12 = 1 ... GPURES_PF_RGBA16U = 48. 0 is never a format. */
+enum {
+#define GPURES__PF_ENUM(id, UPPER, Name) GPURES_PF_##UPPER = id,
+  GPURES_PIXEL_FORMAT_LIST(GPURES__PF_ENUM)
+#undef GPURES__PF_ENUM
+  GPURES_PF_MAX = 48
+};
+
+/* Pixel format flags. */
+#define GPURES_PF_FLAG_HDR   (1u << 0) /* more than 8 bits per sample */
+#define GPURES_PF_FLAG_YUV   (1u << 1) /* luma/chroma, else RGB or single channel */
+#define GPURES_PF_FLAG_ALPHA (1u << 2) /* carries alpha */
+#define GPURES_PF_FLAG_FLOAT (1u << 3) /* samples are floating point */
+
+/* One plane of a pixel format. */
+typedef struct gpures_plane_info {
+  uint8_t hsub;             /* horizontal subsampling: plane width = ceil(width / hsub) */
+  uint8_t vsub;             /* vertical subsampling: plane height = ceil(height / vsub) */
+  uint8_t channels;         /* channels in one sample of this plane (2 for NV12's UV) */
+  uint8_t block_width;      /* samples that share one horizontal block (2 for UYVY) */
+  uint32_t bytes_per_sample; /* bytes of one sample, all channels */
+} gpures_plane_info;
+
+/* One row of the pixel format table. */
+typedef struct gpures_pixel_format_info {
+  uint32_t id;              /* GPURES_PF_* */
+  uint32_t num_planes;      /* 1..4 */
+  uint32_t bits_per_sample; /* significant bits per channel sample */
+  uint32_t flags;           /* GPURES_PF_FLAG_* */
+  uint32_t drm_fourcc;      /* the DRM fourcc with this memory layout, or 0 */
+  uint32_t reserved;
+  gpures_plane_info planes[4];
+} gpures_pixel_format_info; /* names: gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, id) */
+
+/* The format table, ordered by id (row i has id i + 1). */
+GPURES_API const gpures_pixel_format_info *gpures_pixel_format_table(uint32_t *out_count);
+/* The row of one format, or NULL for an unknown id. */
+GPURES_API const gpures_pixel_format_info *gpures_pixel_format_info_of(uint32_t format);
+/* The format whose drm_fourcc is `fourcc`, or NULL. */
+GPURES_API const gpures_pixel_format_info *gpures_pixel_format_from_fourcc(uint32_t fourcc);
+/* Width and height in samples of plane `plane` of a width x height frame. */
+GPURES_API int gpures_pixel_format_plane_extent(uint32_t format, uint32_t plane, uint32_t width,
+                                                uint32_t height, uint32_t *out_width,
+                                                uint32_t *out_height);
+/* Bytes of one row of plane `plane` of a frame `width` pixels wide. */
+GPURES_API int gpures_pixel_format_row_bytes(uint32_t format, uint32_t plane, uint32_t width,
+                                             uint64_t *out_bytes);
+/*
+** Bytes of a frame whose planes follow each other in one buffer, plane 0
+** having `row_pitch` bytes per row and every other plane the pitch scaled by
+** its row bytes (the layout of a single contiguous allocation).
+*/
+GPURES_API int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t height,
+                                              uint32_t row_pitch, uint64_t *out_bytes);
+/* The pitch of plane `plane` in that contiguous layout. */
+GPURES_API int gpures_pixel_format_plane_pitch(uint32_t format, uint32_t plane, uint32_t row_pitch,
+                                               uint64_t *out_pitch);
+
+/* --------------------------------------------------------------- handles */
+
+/* A handle: 0 is never a handle. */
+typedef uint64_t gpures_handle;
+
+/*
+** A producer's keep-alive. release(ctx) runs exactly once, after the last
+** release of the handle, on whichever thread made it. mark_consumed(ctx) runs
+** each time a consumer calls gpures_mark_consumed(), after its own sync
+** succeeded. Either function may be NULL.
+*/
+typedef struct gpures_keep_alive {
+  void *ctx;
+  void (*release)(void *ctx);
+  void (*mark_consumed)(void *ctx);
+} gpures_keep_alive;
+
+/* gpures_create_options.flags */
+#define GPURES_CREATE_TAKE_OWNERSHIP (1u << 0) /* adopt the descriptor's fds instead of duplicating them */
+
+/*
+** Options of every create call; NULL means none. With TAKE_OWNERSHIP the
+** descriptor's fds become the handle's on success (on failure they stay the
+** caller's); without it gpures duplicates them and the caller keeps its own.
+** event_queue/event_token post events to a gpures event queue instead of (or
+** besides) calling keep_alive; hosts with an event loop use this.
+*/
+typedef struct gpures_create_options {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_CREATE_* */
+  gpures_keep_alive keep_alive;
+  uint32_t event_queue;    /* a queue from gpures_event_queue_open(), or 0 */
+  uint32_t reserved;
+  uint64_t event_token;    /* delivered with the queue's events for this handle */
+} gpures_create_options;
+
+/* Generic create: `desc` is the kind's descriptor struct. */
+GPURES_API int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
+                             gpures_handle *out_handle);
+/* Takes one more reference (an atomic increment). */
+GPURES_API int gpures_clone(gpures_handle handle);
+/* Drops one reference; the last one frees the slot, closes owned fds, runs the keep-alive. */
+GPURES_API int gpures_release(gpures_handle handle);
+/*
+** Copies the handle's descriptor into `out`, which holds `out_size` bytes
+** (at most the kind's descriptor size is written; struct_size is set to what
+** was written). Owned fds in the copy are the handle's own: do not close them.
+*/
+GPURES_API int gpures_describe(gpures_handle handle, void *out, uint32_t out_size);
+/* The kind of a live handle. */
+GPURES_API int gpures_kind(gpures_handle handle, uint32_t *out_kind);
+/* The reference count of a live handle. */
+GPURES_API int gpures_refcount(gpures_handle handle, uint32_t *out_refcount);
+/*
+** One JSON object describing the handle: kind, kindId, refcount and every
+** field, 64-bit values and addresses as strings. Writes at most `capacity`
+** bytes including the terminating NUL; *out_length gets the length without it.
+** GPURES_E_BUFFER_TOO_SMALL when it does not fit (*out_length still says how
+** much is needed).
+*/
+GPURES_API int gpures_describe_json(gpures_handle handle, char *buffer, size_t capacity,
+                                    size_t *out_length);
+/*
+** A new close-on-exec duplicate of owned fd `index` of a DmaBufHandle or
+** VkOpaqueFd. The caller owns it. Importers that consume an fd get it here.
+*/
+GPURES_API int gpures_dup_fd(gpures_handle handle, uint32_t index, int *out_fd);
+/*
+** For VkImage and VkOpaqueFd with a slot release: stores its value into its
+** gate with release ordering, telling a ring-pool producer the slot is free.
+** A handle without a slot release does nothing.
+*/
+GPURES_API int gpures_slot_release(gpures_handle handle);
+/* Calls the keep-alive's mark_consumed and posts a queue event, if any. */
+GPURES_API int gpures_mark_consumed(gpures_handle handle);
+/* Live handles of one kind, or of every kind when kind is 0. */
+GPURES_API uint64_t gpures_live_handles(uint32_t kind);
+
+/* ----------------------------------------------------------- event queues */
+
+/* Event types. */
+enum {
+  GPURES_EVENT_RELEASED = 1,      /* the handle's last release happened */
+  GPURES_EVENT_MARK_CONSUMED = 2  /* a consumer called gpures_mark_consumed() */
+};
+
+typedef struct gpures_event {
+  uint64_t token;  /* the create option's event_token */
+  uint32_t type;   /* GPURES_EVENT_* */
+  uint32_t reserved;
+} gpures_event;
+
+/*
+** Event queues let a host with its own event loop (a JavaScript isolate, a
+** Python interpreter) learn of last releases made on any thread, without a
+** callback into it. One queue per isolate; poll it from the isolate's thread.
+*/
+GPURES_API int gpures_event_queue_open(uint32_t *out_queue);
+/* Closes a queue; later events for it are dropped. */
+GPURES_API int gpures_event_queue_close(uint32_t queue);
+/* Events waiting in the queue (0 for a closed or unknown queue). */
+GPURES_API uint32_t gpures_event_queue_pending(uint32_t queue);
+/* Moves up to `capacity` events out of the queue, oldest first. */
+GPURES_API int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uint32_t capacity,
+                                       uint32_t *out_count);
+
+/* ------------------------------------------------------- descriptor parts */
+
+/* gpures descriptor flags: which optional groups are present. */
+#define GPURES_HAS_LUID         (1u << 0)
+#define GPURES_HAS_DEVICE_UUID  (1u << 1)
+#define GPURES_HAS_SLOT_RELEASE (1u << 2)
+#define GPURES_HAS_REGISTRY_ID  (1u << 3)
+#define GPURES_HAS_SHARE_GROUP  (1u << 4)
+
+/* A Windows adapter LUID. */
+typedef struct gpures_luid {
+  int32_t high;
+  uint32_t low;
+} gpures_luid;
+
+/* A ring-pool slot: gpures_slot_release() stores value into *gate. */
+typedef struct gpures_slot_release_desc {
+  uint64_t *gate;
+  uint64_t value;
+} gpures_slot_release_desc;
+
+/* ------------------------------------------------------------ descriptors */
+/* One struct per kind. Every struct begins with struct_size and flags. */
+
+/* D3D11Texture (windows): an ID3D11Texture2D. */
+typedef struct gpures_d3d11_texture_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_LUID */
+  void *texture;        /* ID3D11Texture2D*, not null */
+  gpures_luid luid;     /* adapter, when GPURES_HAS_LUID */
+  uint32_t row_pitch;   /* bytes per row */
+  uint32_t reserved;
+} gpures_d3d11_texture_desc;
+
+/* D3D12Resource (windows): a 2D texture ID3D12Resource. */
+typedef struct gpures_d3d12_resource_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_LUID */
+  void *resource;       /* ID3D12Resource*, not null */
+  gpures_luid luid;
+  uint32_t row_pitch;
+  uint32_t reserved;
+} gpures_d3d12_resource_desc;
+
+/* D3D12BufferHandle (windows): a buffer ID3D12Resource. */
+typedef struct gpures_d3d12_buffer_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_LUID */
+  void *resource;       /* ID3D12Resource*, not null */
+  gpures_luid luid;
+  uint64_t size;        /* bytes, not 0 */
+} gpures_d3d12_buffer_handle_desc;
+
+/* VkImage: a Vulkan image; null device means a trusted import. */
+typedef struct gpures_vk_image_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_DEVICE_UUID, GPURES_HAS_SLOT_RELEASE */
+  uint64_t image;       /* VkImage, not 0 */
+  void *device;         /* VkDevice, optional */
+  void *instance;       /* VkInstance, optional */
+  void *physical_device; /* VkPhysicalDevice, optional */
+  uint8_t device_uuid[16];
+  uint32_t row_pitch;
+  uint32_t vk_format;   /* VkFormat, 0 = unspecified */
+  uint32_t width;       /* 0 = unspecified; with height */
+  uint32_t height;
+  gpures_slot_release_desc slot_release;
+} gpures_vk_image_desc;
+
+/* VkBufferHandle: a Vulkan buffer. */
+typedef struct gpures_vk_buffer_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_DEVICE_UUID */
+  uint64_t buffer;      /* VkBuffer, not 0 */
+  void *device;         /* VkDevice, optional */
+  uint8_t device_uuid[16];
+  uint64_t size;        /* bytes, not 0 */
+} gpures_vk_buffer_handle_desc;
+
+/* VkOpaqueFd (all but windows): exported Vulkan memory as an owned opaque fd. */
+typedef struct gpures_vk_opaque_fd_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_SLOT_RELEASE */
+  int32_t fd;           /* owned by the handle (adopted or duplicated) */
+  uint32_t memory_type_index;
+  uint64_t size;        /* allocation size, not 0 */
+  uint64_t offset;      /* of the resource in the allocation, below size */
+  uint32_t dedicated;   /* 1 when a dedicated allocation */
+  uint32_t width;       /* not 0 */
+  uint32_t height;      /* not 0 */
+  uint32_t format;      /* PixelFormat id */
+  uint8_t device_uuid[16];
+  gpures_slot_release_desc slot_release;
+} gpures_vk_opaque_fd_desc;
+
+/* CudaPtr2D (linux, windows): pitched device memory, planes at byte offsets. */
+typedef struct gpures_cuda_ptr_2d_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_DEVICE_UUID */
+  uint64_t ptr;         /* CUdeviceptr of plane 0, not 0 */
+  uint32_t row_pitch;   /* bytes, not 0 */
+  uint32_t num_plane_byte_offsets; /* 0..4 */
+  uint64_t plane_byte_offsets[4];  /* from ptr */
+  uint8_t device_uuid[16];
+  uint32_t width;       /* size hint, 0 = none */
+  uint32_t height;
+} gpures_cuda_ptr_2d_desc;
+
+/* CudaBufferHandle (linux, windows): linear device memory. */
+typedef struct gpures_cuda_buffer_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_DEVICE_UUID */
+  uint64_t ptr;         /* CUdeviceptr, not 0 */
+  uint64_t size;        /* bytes, not 0 */
+  uint8_t device_uuid[16];
+} gpures_cuda_buffer_handle_desc;
+
+/* CudaSurface (linux, windows): a CUsurfObject. */
+typedef struct gpures_cuda_surface_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_DEVICE_UUID */
+  uint64_t surface;     /* CUsurfObject, not 0 */
+  uint32_t format;      /* WgpuTextureFormat value */
+  uint32_t width;       /* not 0 */
+  uint32_t height;      /* not 0 */
+  uint8_t device_uuid[16];
+  uint32_t reserved;
+} gpures_cuda_surface_desc;
+
+/* OpenClMem: a cl_mem and the queue that orders access to it. */
+typedef struct gpures_open_cl_mem_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  void *mem;            /* cl_mem, not null */
+  void *queue;          /* cl_command_queue, not null */
+  uint32_t row_pitch;
+  uint32_t reserved;
+} gpures_open_cl_mem_desc;
+
+/* MetalTextureHandle (darwin): an id<MTLTexture>. */
+typedef struct gpures_metal_texture_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_REGISTRY_ID */
+  void *texture;        /* not null */
+  uint64_t registry_id; /* MTLDevice registryID */
+} gpures_metal_texture_handle_desc;
+
+/* MetalBufferHandle (darwin): an id<MTLBuffer>. */
+typedef struct gpures_metal_buffer_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_REGISTRY_ID */
+  void *buffer;         /* not null */
+  uint32_t row_pitch;
+  uint32_t reserved;
+  uint64_t registry_id;
+} gpures_metal_buffer_handle_desc;
+
+/* GlTextureHandle: a GL texture name in a context. */
+typedef struct gpures_gl_texture_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_SHARE_GROUP */
+  uint32_t name;        /* not 0 */
+  uint32_t target;      /* GlTextureTarget: a GL texture target enum */
+  uint32_t internal_format; /* GlInternalFormat: a sized GL format, or 0 */
+  uint32_t reserved;
+  void *context;        /* the context, or null for the current one */
+  uint64_t share_group;
+} gpures_gl_texture_handle_desc;
+
+/* GlBufferHandle: a GL buffer name in a context. */
+typedef struct gpures_gl_buffer_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_SHARE_GROUP */
+  uint32_t name;        /* not 0 */
+  uint32_t target;      /* GlBufferTarget */
+  uint64_t size;        /* bytes, not 0 */
+  void *context;
+  uint64_t share_group;
+} gpures_gl_buffer_handle_desc;
+
+/* One plane of a DMA-BUF layout. */
+typedef struct gpures_dma_buf_plane {
+  uint32_t object_index; /* which fd holds the plane */
+  uint32_t offset;       /* bytes from the object's start */
+  uint32_t stride;       /* bytes per row */
+} gpures_dma_buf_plane;
+
+/* DmaBufHandle (linux, android): 1..4 owned fds and a DRM layout. */
+typedef struct gpures_dma_buf_handle_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint32_t num_fds;      /* 1..4 */
+  int32_t fds[4];        /* owned by the handle (adopted or duplicated) */
+  uint32_t fourcc;       /* DRM fourcc */
+  uint64_t modifier;     /* DRM format modifier */
+  uint32_t width;        /* not 0 */
+  uint32_t height;       /* not 0 */
+  uint32_t num_planes;   /* 1..4 */
+  gpures_dma_buf_plane planes[4];
+  uint32_t reserved;
+} gpures_dma_buf_handle_desc;
+
+/* VaapiSurface (linux): a VASurfaceID on a VADisplay. */
+typedef struct gpures_vaapi_surface_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint32_t surface;     /* VASurfaceID; 0 is a legal id */
+  uint32_t reserved;
+  void *display;        /* VADisplay, not null */
+} gpures_vaapi_surface_desc;
+
+/* CpuBytes: one buffer of CPU memory holding a frame. */
+typedef struct gpures_cpu_bytes_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  void *ptr;            /* not null */
+  uint64_t size;        /* bytes, not 0 */
+  uint32_t row_pitch;
+  uint32_t format;      /* PixelFormat id */
+  uint32_t width;       /* 0 = no extent; with height, checked against size */
+  uint32_t height;
+} gpures_cpu_bytes_desc;
+
+/* One plane of CpuPlanes. */
+typedef struct gpures_cpu_plane {
+  void *data;           /* not null */
+  uint64_t size;        /* bytes, not 0 */
+  uint32_t row_pitch;
+  uint32_t reserved;
+} gpures_cpu_plane;
+
+/* CpuPlanes: one CPU buffer per plane. */
+typedef struct gpures_cpu_planes_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint32_t format;      /* PixelFormat id; its plane count must equal num_planes */
+  uint32_t num_planes;  /* 1..4 */
+  gpures_cpu_plane planes[4];
+} gpures_cpu_planes_desc;
+
+/* CpuSharedSlot: an opaque producer slot, read back through the producer. */
+typedef struct gpures_cpu_shared_slot_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint64_t size;        /* bytes, not 0 */
+  uint32_t row_pitch;
+  uint32_t format;      /* PixelFormat id */
+} gpures_cpu_shared_slot_desc;
+
+/* WgpuTexture: a WebGPU texture held by its host under an opaque token. */
+typedef struct gpures_wgpu_texture_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint64_t token;       /* the host's name for the texture, not 0 */
+  uint32_t width;       /* not 0 */
+  uint32_t height;      /* not 0 */
+  uint32_t depth_or_array_layers; /* not 0 */
+  uint32_t mip_level_count;       /* not 0 */
+  uint32_t sample_count;          /* not 0 */
+  uint32_t dimension;   /* WgpuTextureDimension */
+  uint32_t format;      /* WgpuTextureFormat */
+  uint32_t usage;       /* GPUTextureUsage bits */
+} gpures_wgpu_texture_desc;
+
+/* --------------------------------------------------- per-kind entry points */
+/*
+** For every kind: gpures_<kind>_create(desc, options, &handle),
+** gpures_<kind>_clone(handle), gpures_<kind>_describe(handle, &desc) and
+** gpures_<kind>_release(handle). The kind-specific forms return
+** GPURES_E_WRONG_KIND for a handle of another kind.
+*/
+#define GPURES__KIND_PROTOTYPES(id, UPPER, snake, Name, own, os)                                 \
+  GPURES_API int gpures_##snake##_create(const gpures_##snake##_desc *desc,                      \
+                                         const gpures_create_options *options,                   \
+                                         gpures_handle *out_handle);                             \
+  GPURES_API int gpures_##snake##_clone(gpures_handle handle);                                   \
+  GPURES_API int gpures_##snake##_describe(gpures_handle handle, gpures_##snake##_desc *out);    \
+  GPURES_API int gpures_##snake##_release(gpures_handle handle);
+GPURES_KIND_LIST(GPURES__KIND_PROTOTYPES)
+#undef GPURES__KIND_PROTOTYPES
+
+/* ------------------------------------------------------------ reflection */
+/*
+** Every descriptor field, as data: the JSON writer, the validator and the
+** TypeScript codec all walk these rows, and TypeScript compares them with
+** the layout it was generated from when it loads the library.
+**
+** path names the field in camelCase as JSON and TypeScript show it:
+** "width", "luid.high" (a member of the group "luid"), "fds[]" (an array of
+** scalars), "planes[].offset" (a member of an array of structs). A row with a
+** present_bit belongs to an optional group (its first path segment) that is
+** present when that bit of the descriptor's flags is set.
+*/
+enum {
+  GPURES_FIELD_U32 = 1,
+  GPURES_FIELD_I32 = 2,
+  GPURES_FIELD_U64 = 3,
+  GPURES_FIELD_PTR = 4,     /* an address */
+  GPURES_FIELD_BOOL = 5,    /* uint32_t 0 or 1 */
+  GPURES_FIELD_UUID = 6,    /* uint8_t[16] */
+  GPURES_FIELD_ENUM = 7,    /* uint32_t of enumeration set `enum_set` */
+  GPURES_FIELD_FD = 8,      /* int32_t file descriptor owned by the handle */
+  GPURES_FIELD_COUNT = 9    /* uint32_t number of elements of the array `path` (not shown) */
+};
+
+/* gpures_field_info.flags */
+#define GPURES_FIELD_OPTIONAL (1u << 0) /* zero means absent (JSON null) */
+
+typedef struct gpures_field_info {
+  const char *path;      /* "planes[].offset" */
+  const char *doc;       /* one line for documentation */
+  uint32_t type;         /* GPURES_FIELD_* */
+  uint32_t offset;       /* bytes from the descriptor's start to the first element */
+  uint32_t size;         /* bytes of one element */
+  uint32_t count;        /* elements: the array length for [] paths and COUNT rows, else 1 */
+  uint32_t stride;       /* bytes between elements */
+  uint32_t count_offset; /* for [] paths: offset of the COUNT field, else 0 */
+  uint32_t present_bit;  /* for members of optional groups: the flags bit, else 0 */
+  uint32_t enum_set;     /* for ENUM rows */
+  uint32_t zero_status;  /* the status create returns when the value is 0 (COUNT: when empty) */
+  uint32_t flags;        /* GPURES_FIELD_* */
+} gpures_field_info;
+
+/* The field rows of a kind (NULL for an unknown kind). */
+GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPURES_H */

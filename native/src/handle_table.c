@@ -1,0 +1,460 @@
+/*
+** handle_table.c: generation-checked slots, atomic reference counts, and the
+** create/clone/release/describe operations every kind shares.
+**
+** A handle is generation << 32 | kind << 24 | slot index. Each slot holds one
+** atomic word, generation << 32 | refcount. Clone and release are one CAS on
+** that word; the last release bumps the generation, so the old handle value
+** turns stale in the same instruction that drops the count to zero, and any
+** later use is reported instead of reaching whatever reuses the slot.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK_BITS 12u
+#define CHUNK_SLOTS (1u << CHUNK_BITS)
+#define MAX_CHUNKS 4096u
+#define MAX_SLOTS (CHUNK_SLOTS * MAX_CHUNKS) /* 2^24, the index bits of a handle */
+
+typedef union any_desc {
+#define DESC_MEMBER(id, UPPER, snake, Name, own, os) gpures_##snake##_desc snake;
+  GPURES_KIND_LIST(DESC_MEMBER)
+#undef DESC_MEMBER
+} any_desc;
+
+_Static_assert(sizeof(any_desc) <= GPURES__DESC_MAX, "raise GPURES__DESC_MAX");
+
+typedef struct slot {
+  _Atomic uint64_t state;      /* generation << 32 | refcount */
+  _Atomic uint32_t next_free;  /* index + 1 of the next free slot, 0 at the end */
+  uint32_t kind;
+  gpures_keep_alive keep_alive;
+  uint32_t queue;
+  uint64_t token;
+  any_desc desc;
+} slot;
+
+static _Atomic(slot *) chunks[MAX_CHUNKS];
+static _Atomic uint32_t next_unused;
+static _Atomic uint64_t free_head; /* tag << 32 | (index + 1); the tag defeats ABA */
+static _Atomic uint64_t live[GPURES_KIND_MAX + 1];
+
+static slot *slot_at(uint32_t index) {
+  slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
+  return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
+}
+
+static int ensure_chunk(uint32_t c) {
+  if (atomic_load_explicit(&chunks[c], memory_order_acquire)) return GPURES_OK;
+  slot *fresh = gpures__alloc(CHUNK_SLOTS * sizeof(slot));
+  if (!fresh) return GPURES_E_OUT_OF_MEMORY;
+  memset(fresh, 0, CHUNK_SLOTS * sizeof(slot));
+  slot *expected = NULL;
+  if (!atomic_compare_exchange_strong_explicit(&chunks[c], &expected, fresh,
+                                               memory_order_acq_rel, memory_order_acquire))
+    gpures__free(fresh); /* another thread installed it first */
+  return GPURES_OK;
+}
+
+static int slot_alloc(uint32_t *out_index) {
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_acquire);
+  while ((uint32_t)head) {
+    uint32_t index = (uint32_t)head - 1u;
+    uint32_t next = atomic_load_explicit(&slot_at(index)->next_free, memory_order_relaxed);
+    uint64_t popped = (((head >> 32) + 1u) << 32) | next;
+    if (atomic_compare_exchange_weak_explicit(&free_head, &head, popped, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      *out_index = index;
+      return GPURES_OK;
+    }
+  }
+  uint32_t index = atomic_load_explicit(&next_unused, memory_order_relaxed);
+  for (;;) {
+    if (index >= MAX_SLOTS) return GPURES_E_OUT_OF_MEMORY;
+    int status = ensure_chunk(index >> CHUNK_BITS);
+    if (status != GPURES_OK) return status;
+    if (atomic_compare_exchange_weak_explicit(&next_unused, &index, index + 1u,
+                                              memory_order_relaxed, memory_order_relaxed)) {
+      *out_index = index;
+      return GPURES_OK;
+    }
+  }
+}
+
+static void slot_free(uint32_t index) {
+  slot *s = slot_at(index);
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed);
+  do {
+    atomic_store_explicit(&s->next_free, (uint32_t)head, memory_order_relaxed);
+  } while (!atomic_compare_exchange_weak_explicit(
+      &free_head, &head, (((head >> 32) + 1u) << 32) | (index + 1u), memory_order_release,
+      memory_order_relaxed));
+}
+
+static uint32_t next_generation(uint32_t g) { return g == UINT32_MAX ? 1u : g + 1u; }
+static uint32_t handle_kind(gpures_handle h) { return (uint32_t)(h >> 24) & 0xffu; }
+static uint32_t handle_index(gpures_handle h) { return (uint32_t)h & 0xffffffu; }
+static uint32_t handle_generation(gpures_handle h) { return (uint32_t)(h >> 32); }
+
+/* The slot a handle names, or NULL when it names none that exists. */
+static slot *slot_of(gpures_handle h) {
+  if (handle_generation(h) == 0) return NULL;
+  return slot_at(handle_index(h));
+}
+
+static gpures__op op_of(const char *verb, gpures_handle h) {
+  gpures__op op = {verb, gpures__variant_of(handle_kind(h)) ? handle_kind(h) : 0};
+  return op;
+}
+
+static int stale(const char *verb, gpures_handle h) {
+  if (h == 0) return gpures__fail(op_of(verb, h), GPURES_E_NULL_HANDLE, "handle", "handle is 0");
+  return gpures__fail(op_of(verb, h), GPURES_E_STALE, "handle", "handle was released");
+}
+
+/* Runs after the last release, on the thread that made it, exactly once. */
+static void destroy(slot *s, uint32_t index) {
+  const gpures__variant *v = gpures__variant_of(s->kind);
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    if (f->type != GPURES_FIELD_FD) continue;
+    uint32_t n = gpures__field_len(f, &s->desc);
+    for (uint32_t i = 0; i < n; i++) gpures__fd_close((int)(int32_t)gpures__field_get(f, &s->desc, i));
+  }
+  if (s->keep_alive.release) s->keep_alive.release(s->keep_alive.ctx);
+  if (s->queue) (void)gpures__event_post(s->queue, s->token, GPURES_EVENT_RELEASED);
+  atomic_fetch_sub_explicit(&live[s->kind], 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&live[0], 1, memory_order_relaxed);
+  slot_free(index);
+}
+
+/* Takes a reference if the handle is live. */
+static int pin(gpures_handle h, const char *verb, slot **out) {
+  slot *s = slot_of(h);
+  if (!s) return stale(verb, h);
+  uint64_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+  for (;;) {
+    uint32_t count = (uint32_t)state;
+    if ((uint32_t)(state >> 32) != handle_generation(h) || count == 0) return stale(verb, h);
+    if (count == UINT32_MAX)
+      return gpures__fail(op_of(verb, h), GPURES_E_INVALID_VALUE, "handle",
+                          "handle has %u references, the most a handle can have", count);
+    if (atomic_compare_exchange_weak_explicit(&s->state, &state, state + 1u,
+                                              memory_order_acq_rel, memory_order_acquire))
+      break;
+  }
+  if (s->kind != handle_kind(h)) { /* a forged value that matched a live generation */
+    gpures_release(h);
+    return stale(verb, h);
+  }
+  *out = s;
+  return GPURES_OK;
+}
+
+/* Drops a reference; the last one destroys the slot. */
+static int unpin(gpures_handle h, const char *verb) {
+  slot *s = slot_of(h);
+  if (!s) return stale(verb, h);
+  uint64_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+  for (;;) {
+    uint32_t generation = (uint32_t)(state >> 32), count = (uint32_t)state;
+    if (generation != handle_generation(h) || count == 0) return stale(verb, h);
+    uint64_t next = count == 1 ? (uint64_t)next_generation(generation) << 32 : state - 1u;
+    if (atomic_compare_exchange_weak_explicit(&s->state, &state, next, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      if (count == 1) destroy(s, handle_index(h));
+      return GPURES_OK;
+    }
+  }
+}
+
+/* Copies a caller's struct of `given` bytes into `out` of `own` bytes. */
+static int copy_versioned(gpures__op op, const char *field, const void *in, uint32_t own,
+                          void *out) {
+  uint32_t given;
+  memcpy(&given, in, sizeof given);
+  if (given < 8)
+    return gpures__fail(op, GPURES_E_ABI_MISMATCH, field,
+                        "%s is %u; set it to the size of the struct", field, given);
+  memcpy(out, in, given < own ? given : own);
+  for (uint32_t i = own; i < given; i++)
+    if (((const unsigned char *)in)[i])
+      return gpures__fail(op, GPURES_E_ABI_MISMATCH, field,
+                          "the struct has %u bytes and byte %u is set; this library knows %u",
+                          given, i, own);
+  ((uint32_t *)out)[0] = own;
+  return GPURES_OK;
+}
+
+/* Makes the descriptor's fds the handle's own: duplicated, or adopted. */
+static int acquire_fds(gpures__op op, const gpures__variant *v, void *desc, bool adopt) {
+  int taken[8];
+  bool duplicated[8];
+  uint32_t n_taken = 0;
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    if (f->type != GPURES_FIELD_FD) continue;
+    uint32_t n = gpures__field_len(f, desc);
+    for (uint32_t i = 0; i < n && n_taken < GPURES__LEN(taken); i++) {
+      int fd = (int)(int32_t)gpures__field_get(f, desc, i);
+      bool repeated = false; /* one fd named twice must not be closed twice */
+      for (uint32_t j = 0; j < n_taken; j++) repeated |= adopt && taken[j] == fd;
+      bool dup = !adopt || repeated;
+      int own = dup ? gpures__fd_dup(fd) : (gpures__fd_adopt(fd) == 0 ? fd : -1);
+      if (own < 0) {
+        char path[96];
+        gpures__field_path(f, i, path, sizeof path);
+        for (uint32_t j = 0; j < n_taken; j++)
+          if (duplicated[j]) gpures__fd_close(taken[j]);
+        return gpures__fail(op, GPURES_E_OS_ERROR, path, "%s (fd %d) could not be %s", path, fd,
+                            dup ? "duplicated" : "adopted");
+      }
+      gpures__field_set(f, desc, i, (uint64_t)(int64_t)own);
+      taken[n_taken] = own;
+      duplicated[n_taken++] = dup;
+    }
+  }
+  return GPURES_OK;
+}
+
+static void drop_fds(const gpures__variant *v, void *desc, const void *caller) {
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    if (f->type != GPURES_FIELD_FD) continue;
+    uint32_t n = gpures__field_len(f, desc);
+    for (uint32_t i = 0; i < n; i++) { /* close only what gpures made */
+      uint64_t own = gpures__field_get(f, desc, i);
+      if (own != gpures__field_get(f, caller, i)) gpures__fd_close((int)(int32_t)own);
+    }
+  }
+}
+
+int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
+                  gpures_handle *out_handle) {
+  gpures__op op = {"create", gpures__variant_of(kind) ? kind : 0};
+  const gpures__variant *v = gpures__variant_of(kind);
+  if (!out_handle) return gpures__fail(op, GPURES_E_NULL_POINTER, "outHandle", "outHandle is null");
+  *out_handle = 0;
+  if (!v) return gpures__fail(op, GPURES_E_INVALID_VALUE, "kind", "kind %u does not exist", kind);
+  if (!gpures_kind_supported(kind))
+    return gpures__fail(op, GPURES_E_UNSUPPORTED_PLATFORM, "",
+                        "%s does not exist on this platform", gpures__kind_name(kind));
+  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
+
+  any_desc local;
+  memset(&local, 0, sizeof local);
+  int status = copy_versioned(op, "structSize", desc, v->desc_size, &local);
+  gpures_create_options opts;
+  memset(&opts, 0, sizeof opts);
+  if (status == GPURES_OK && options)
+    status = copy_versioned(op, "options.structSize", options, sizeof opts, &opts);
+  if (status != GPURES_OK) return status;
+  if (opts.flags & ~GPURES_CREATE_TAKE_OWNERSHIP)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.flags",
+                        "options.flags has unknown bits 0x%x", opts.flags);
+  if ((status = gpures__fields_validate(op, v, &local)) != GPURES_OK) return status;
+  if (v->validate && (status = v->validate(op, &local)) != GPURES_OK) return status;
+
+  any_desc caller = local;
+  if ((status = acquire_fds(op, v, &local, opts.flags & GPURES_CREATE_TAKE_OWNERSHIP)) != GPURES_OK)
+    return status;
+  uint32_t index;
+  status = slot_alloc(&index);
+  if (status == GPURES_OK && opts.event_queue) {
+    status = gpures__event_reserve(opts.event_queue);
+    if (status != GPURES_OK) {
+      slot_free(index);
+      if (status == GPURES_E_STALE || status == GPURES_E_INVALID_VALUE) {
+        drop_fds(v, &local, &caller);
+        return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.eventQueue",
+                            "options.eventQueue %u is not an open queue", opts.event_queue);
+      }
+    }
+  }
+  if (status != GPURES_OK) {
+    drop_fds(v, &local, &caller);
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
+  }
+
+  slot *s = slot_at(index);
+  s->kind = kind;
+  s->desc = local;
+  s->keep_alive = opts.keep_alive;
+  s->queue = opts.event_queue;
+  s->token = opts.event_token;
+  uint32_t generation = (uint32_t)(atomic_load_explicit(&s->state, memory_order_relaxed) >> 32);
+  if (generation == 0) generation = 1;
+  atomic_fetch_add_explicit(&live[kind], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&live[0], 1, memory_order_relaxed);
+  atomic_store_explicit(&s->state, (uint64_t)generation << 32 | 1u, memory_order_release);
+  *out_handle = (uint64_t)generation << 32 | (uint64_t)kind << 24 | index;
+  return GPURES_OK;
+}
+
+int gpures_clone(gpures_handle handle) {
+  slot *s;
+  return pin(handle, "clone", &s);
+}
+
+int gpures_release(gpures_handle handle) { return unpin(handle, "release"); }
+
+static int describe_into(gpures_handle handle, const char *verb, void *out, uint32_t out_size) {
+  slot *s;
+  int status = pin(handle, verb, &s);
+  if (status != GPURES_OK) return status;
+  uint32_t own = gpures__variant_of(s->kind)->desc_size;
+  uint32_t n = out_size < own ? out_size : own;
+  memcpy(out, &s->desc, n);
+  if (out_size > own) memset((unsigned char *)out + own, 0, out_size - own);
+  memcpy(out, &n, sizeof n);
+  return unpin(handle, verb);
+}
+
+int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t *refcount,
+                     void *desc) {
+  slot *s;
+  int status = pin(h, verb, &s);
+  if (status != GPURES_OK) return status;
+  *kind = s->kind;
+  *refcount = (uint32_t)atomic_load_explicit(&s->state, memory_order_acquire) - 1u;
+  memcpy(desc, &s->desc, gpures__variant_of(s->kind)->desc_size);
+  return unpin(h, verb);
+}
+
+int gpures_describe(gpures_handle handle, void *out, uint32_t out_size) {
+  if (!out || out_size < 8)
+    return gpures__fail(op_of("describe", handle), GPURES_E_BUFFER_TOO_SMALL, "out",
+                        "out must hold at least 8 bytes, not %u", out ? out_size : 0);
+  return describe_into(handle, "describe", out, out_size);
+}
+
+int gpures_kind(gpures_handle handle, uint32_t *out_kind) {
+  slot *s;
+  if (!out_kind) return gpures__fail(op_of("read kind of", handle), GPURES_E_NULL_POINTER, "outKind", "outKind is null");
+  int status = pin(handle, "read kind of", &s);
+  if (status != GPURES_OK) return status;
+  *out_kind = s->kind;
+  return unpin(handle, "read kind of");
+}
+
+int gpures_refcount(gpures_handle handle, uint32_t *out_refcount) {
+  slot *s = slot_of(handle);
+  if (!out_refcount)
+    return gpures__fail(op_of("count references of", handle), GPURES_E_NULL_POINTER,
+                        "outRefcount", "outRefcount is null");
+  uint64_t state = s ? atomic_load_explicit(&s->state, memory_order_acquire) : 0;
+  if (!s || (uint32_t)(state >> 32) != handle_generation(handle) || (uint32_t)state == 0 ||
+      s->kind != handle_kind(handle))
+    return stale("count references of", handle);
+  *out_refcount = (uint32_t)state;
+  return GPURES_OK;
+}
+
+uint64_t gpures_live_handles(uint32_t kind) {
+  if (kind > GPURES_KIND_MAX) return 0;
+  return atomic_load_explicit(&live[kind], memory_order_relaxed);
+}
+
+/* Runs `fn` on a pinned slot's descriptor; shared by the per-handle operations below. */
+typedef int (*slot_fn)(gpures__op op, slot *s, void *arg);
+static int with_slot(gpures_handle handle, const char *verb, slot_fn fn, void *arg) {
+  slot *s;
+  int status = pin(handle, verb, &s);
+  if (status != GPURES_OK) return status;
+  status = fn(op_of(verb, handle), s, arg);
+  int unpinned = unpin(handle, verb);
+  return status != GPURES_OK ? status : unpinned;
+}
+
+typedef struct dup_arg {
+  uint32_t index;
+  int *out_fd;
+} dup_arg;
+
+static int dup_fd(gpures__op op, slot *s, void *arg) {
+  dup_arg *a = arg;
+  const gpures__variant *v = gpures__variant_of(s->kind);
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    if (f->type != GPURES_FIELD_FD) continue;
+    uint32_t n = gpures__field_len(f, &s->desc);
+    if (a->index >= n)
+      return gpures__fail(op, GPURES_E_INVALID_VALUE, "index",
+                          "index %u is out of range; the handle has %u fds", a->index, n);
+    int fd = gpures__fd_dup((int)(int32_t)gpures__field_get(f, &s->desc, a->index));
+    if (fd < 0) return gpures__fail(op, GPURES_E_OS_ERROR, "index", "fd %u could not be duplicated", a->index);
+    *a->out_fd = fd;
+    return GPURES_OK;
+  }
+  return gpures__fail(op, GPURES_E_WRONG_KIND, "handle", "%s owns no fds",
+                      gpures__kind_name(s->kind));
+}
+
+int gpures_dup_fd(gpures_handle handle, uint32_t index, int *out_fd) {
+  if (!out_fd)
+    return gpures__fail(op_of("duplicate fd of", handle), GPURES_E_NULL_POINTER, "outFd", "outFd is null");
+  *out_fd = -1;
+  dup_arg a = {index, out_fd};
+  return with_slot(handle, "duplicate fd of", dup_fd, &a);
+}
+
+static int slot_release(gpures__op op, slot *s, void *arg) {
+  (void)arg;
+  const gpures__variant *v = gpures__variant_of(s->kind);
+  const gpures_field_info *gate = gpures__field_find(v, "slotRelease.gate");
+  if (!gate) return gpures__fail(op, GPURES_E_WRONG_KIND, "handle", "%s has no slot release",
+                                 gpures__kind_name(s->kind));
+  if (!gpures__field_len(gate, &s->desc)) return GPURES_OK;
+  const gpures_field_info *value = gpures__field_find(v, "slotRelease.value");
+  _Atomic uint64_t *target = (_Atomic uint64_t *)(uintptr_t)gpures__field_get(gate, &s->desc, 0);
+  atomic_store_explicit(target, gpures__field_get(value, &s->desc, 0), memory_order_release);
+  return GPURES_OK;
+}
+
+int gpures_slot_release(gpures_handle handle) {
+  return with_slot(handle, "release slot of", slot_release, NULL);
+}
+
+static int mark_consumed(gpures__op op, slot *s, void *arg) {
+  (void)arg;
+  if (s->keep_alive.mark_consumed) s->keep_alive.mark_consumed(s->keep_alive.ctx);
+  if (s->queue && gpures__event_post(s->queue, s->token, GPURES_EVENT_MARK_CONSUMED) != GPURES_OK)
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory to queue the event");
+  return GPURES_OK;
+}
+
+int gpures_mark_consumed(gpures_handle handle) {
+  return with_slot(handle, "mark consumed", mark_consumed, NULL);
+}
+
+/* The per-kind entry points: the same operations, refusing other kinds. */
+static int check_kind(gpures_handle h, uint32_t kind, const char *verb) {
+  if (handle_kind(h) == kind || h == 0) return GPURES_OK;
+  uint32_t count;
+  if (gpures_refcount(h, &count) != GPURES_OK) return stale(verb, h);
+  gpures__op op = {verb, kind};
+  return gpures__fail(op, GPURES_E_WRONG_KIND, "handle", "handle is a %s, not a %s",
+                      gpures__kind_name(handle_kind(h)), gpures__kind_name(kind));
+}
+
+int gpures__clone_kind(gpures_handle h, uint32_t kind) {
+  int status = check_kind(h, kind, "clone");
+  return status != GPURES_OK ? status : gpures_clone(h);
+}
+
+int gpures__release_kind(gpures_handle h, uint32_t kind) {
+  int status = check_kind(h, kind, "release");
+  return status != GPURES_OK ? status : gpures_release(h);
+}
+
+int gpures__describe_kind(gpures_handle h, uint32_t kind, void *out) {
+  int status = check_kind(h, kind, "describe");
+  if (status != GPURES_OK) return status;
+  if (!out) return gpures__fail(op_of("describe", h), GPURES_E_NULL_POINTER, "out", "out is null");
+  uint32_t size;
+  memcpy(&size, out, sizeof size);
+  uint32_t own = gpures__variant_of(kind)->desc_size;
+  return describe_into(h, "describe", out, size >= 8 ? size : own);
+}
