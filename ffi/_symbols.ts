@@ -1,0 +1,76 @@
+// The C functions gpures.h exports, as Deno.dlopen needs them. Parameter
+// comments give the C declarations. 64-bit values cross as bigint so calls
+// stay on V8's fast path; out-parameters are preallocated buffers.
+
+/** The symbol table handed to `Deno.dlopen`. */
+export const symbols = {
+  // uint32_t gpures_abi_version(void)
+  gpures_abi_version: { parameters: [], result: "u32" },
+  // uint32_t gpures_build_os(void)
+  gpures_build_os: { parameters: [], result: "u32" },
+  // const char *gpures_os_name(uint32_t bit)
+  gpures_os_name: { parameters: ["u32"], result: "pointer" },
+  // const char *gpures_status_name(int status)
+  gpures_status_name: { parameters: ["i32"], result: "pointer" },
+  // const char *gpures_last_error(void)
+  gpures_last_error: { parameters: [], result: "pointer" },
+  // const char *gpures_last_error_field(void)
+  gpures_last_error_field: { parameters: [], result: "pointer" },
+  // const gpures_kind_info *gpures_kind_table(uint32_t *out_count)
+  gpures_kind_table: { parameters: ["buffer"], result: "pointer" },
+  // int gpures_kind_supported(uint32_t kind)
+  gpures_kind_supported: { parameters: ["u32"], result: "i32" },
+  // const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count)
+  gpures_kind_fields: { parameters: ["u32", "buffer"], result: "pointer" },
+  // const char *gpures_enum_set_name(uint32_t set)
+  gpures_enum_set_name: { parameters: ["u32"], result: "pointer" },
+  // const gpures_enum_value *gpures_enum_table(uint32_t *out_count)
+  gpures_enum_table: { parameters: ["buffer"], result: "pointer" },
+  // const gpures_pixel_format_info *gpures_pixel_format_table(uint32_t *out_count)
+  gpures_pixel_format_table: { parameters: ["buffer"], result: "pointer" },
+  // int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t height,
+  //                                    uint32_t row_pitch, uint64_t *out_bytes)
+  gpures_pixel_format_frame_size: {
+    parameters: ["u32", "u32", "u32", "u32", "buffer"],
+    result: "i32",
+  },
+  // int gpures_pixel_format_row_bytes(uint32_t format, uint32_t plane, uint32_t width,
+  //                                   uint64_t *out_bytes)
+  gpures_pixel_format_row_bytes: { parameters: ["u32", "u32", "u32", "buffer"], result: "i32" },
+  // int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
+  //                   gpures_handle *out_handle)
+  gpures_create: { parameters: ["u32", "buffer", "buffer", "buffer"], result: "i32" },
+  // int gpures_clone(gpures_handle handle)
+  gpures_clone: { parameters: ["u64"], result: "i32" },
+  // int gpures_release(gpures_handle handle)
+  gpures_release: { parameters: ["u64"], result: "i32" },
+  // int gpures_describe(gpures_handle handle, void *out, uint32_t out_size)
+  gpures_describe: { parameters: ["u64", "buffer", "u32"], result: "i32" },
+  // int gpures_kind(gpures_handle handle, uint32_t *out_kind)
+  gpures_kind: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_refcount(gpures_handle handle, uint32_t *out_refcount)
+  gpures_refcount: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_describe_json(gpures_handle handle, char *buffer, size_t capacity,
+  //                          size_t *out_length)
+  gpures_describe_json: { parameters: ["u64", "buffer", "usize", "buffer"], result: "i32" },
+  // int gpures_dup_fd(gpures_handle handle, uint32_t index, int *out_fd)
+  gpures_dup_fd: { parameters: ["u64", "u32", "buffer"], result: "i32" },
+  // int gpures_slot_release(gpures_handle handle)
+  gpures_slot_release: { parameters: ["u64"], result: "i32" },
+  // int gpures_mark_consumed(gpures_handle handle)
+  gpures_mark_consumed: { parameters: ["u64"], result: "i32" },
+  // uint64_t gpures_live_handles(uint32_t kind)
+  gpures_live_handles: { parameters: ["u32"], result: "u64" },
+  // int gpures_event_queue_open(uint32_t *out_queue)
+  gpures_event_queue_open: { parameters: ["buffer"], result: "i32" },
+  // int gpures_event_queue_close(uint32_t queue)
+  gpures_event_queue_close: { parameters: ["u32"], result: "i32" },
+  // uint32_t gpures_event_queue_pending(uint32_t queue)
+  gpures_event_queue_pending: { parameters: ["u32"], result: "u32" },
+  // int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uint32_t capacity,
+  //                             uint32_t *out_count)
+  gpures_event_queue_poll: { parameters: ["u32", "buffer", "u32", "buffer"], result: "i32" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** The loaded library's symbols. */
+export type Symbols = Deno.DynamicLibrary<typeof symbols>["symbols"];

@@ -1,0 +1,129 @@
+// Pixel format facts, read from the library's one table (nothing kept here).
+
+import { enumName, enumValue } from "./_codec.ts";
+import { lib } from "./_load.ts";
+import { type PixelFormatRow, readPixelFormats } from "./_tables.ts";
+import type { PixelFormatName } from "./_types.ts";
+import { InvalidHandleError } from "./errors.ts";
+import { lastError } from "./gpu_resource.ts";
+
+const PIXEL_FORMAT_SET = 1;
+
+/** One plane of a pixel format. */
+export interface PlaneInfo {
+  /** Horizontal subsampling: the plane is ceil(width / hsub) samples wide. */
+  hsub: number;
+  /** Vertical subsampling: the plane is ceil(height / vsub) rows high. */
+  vsub: number;
+  /** Channels in one sample (2 for NV12's interleaved UV). */
+  channels: number;
+  /** Samples that share one horizontal block (2 for packed 4:2:2). */
+  blockWidth: number;
+  /** Bytes of one sample, all channels. */
+  bytesPerSample: number;
+}
+
+/** What the library knows of a pixel format. */
+export interface PixelFormatInfo {
+  /** Stable id. */
+  id: number;
+  /** Name. */
+  name: PixelFormatName;
+  /** Planes, 1 to 4. */
+  numPlanes: number;
+  /** Significant bits per channel sample. */
+  bitsPerSample: number;
+  /** More than 8 bits per sample. */
+  hdr: boolean;
+  /** Luma/chroma rather than RGB. */
+  yuv: boolean;
+  /** Carries alpha. */
+  alpha: boolean;
+  /** Floating-point samples. */
+  float: boolean;
+  /** The DRM fourcc with this memory layout, or 0. */
+  drmFourcc: number;
+  /** Per-plane layout. */
+  planes: PlaneInfo[];
+}
+
+let table: PixelFormatRow[] | undefined;
+
+function rowOf(name: PixelFormatName | number): PixelFormatRow {
+  const id = typeof name === "number" ? name : enumValue(PIXEL_FORMAT_SET, name);
+  table ??= readPixelFormats(lib());
+  const row = id === undefined ? undefined : table[id - 1];
+  if (!row) {
+    throw new InvalidHandleError(
+      `Unknown pixel format ${JSON.stringify(name)}`,
+      "INVALID_VALUE",
+      "format",
+    );
+  }
+  return row;
+}
+
+/**
+ * The pixel format table.
+ *
+ * @example
+ * ```ts
+ * import { PixelFormat } from "@gpures/gpures";
+ * const nv12 = PixelFormat.info("NV12");
+ * console.log(nv12.numPlanes, nv12.planes[1].hsub); // 2 2
+ * ```
+ */
+export const PixelFormat = {
+  /** Everything the library knows of a format, by name or id. */
+  info(name: PixelFormatName | number): PixelFormatInfo {
+    const row = rowOf(name);
+    return {
+      id: row.id,
+      name: enumName(PIXEL_FORMAT_SET, row.id) as PixelFormatName,
+      numPlanes: row.numPlanes,
+      bitsPerSample: row.bitsPerSample,
+      hdr: Boolean(row.flags & 1),
+      yuv: Boolean(row.flags & 2),
+      alpha: Boolean(row.flags & 4),
+      float: Boolean(row.flags & 8),
+      drmFourcc: row.drmFourcc,
+      planes: row.planes.map((p) => ({ ...p })),
+    };
+  },
+
+  /** Every format name, by id. */
+  names(): PixelFormatName[] {
+    table ??= readPixelFormats(lib());
+    return table.map((r) => enumName(PIXEL_FORMAT_SET, r.id) as PixelFormatName);
+  },
+
+  /** Width and height in samples of one plane of a `width` x `height` frame. */
+  planeExtent(
+    name: PixelFormatName | number,
+    plane: number,
+    width: number,
+    height: number,
+  ): { width: number; height: number } {
+    const row = rowOf(name);
+    const p = row.planes[plane];
+    if (!p) {
+      throw new InvalidHandleError(
+        `Plane ${plane} is out of range; the format has ${row.numPlanes}`,
+        "INVALID_VALUE",
+        "plane",
+      );
+    }
+    return { width: Math.ceil(width / p.hsub), height: Math.ceil(height / p.vsub) };
+  },
+
+  /**
+   * Bytes of a frame whose planes follow each other in one buffer, plane 0
+   * with `rowPitch` bytes per row (the layout {@link CpuBytes} checks).
+   */
+  frameSize(name: PixelFormatName | number, width: number, height: number, rowPitch: number): bigint {
+    const out = new BigUint64Array(1);
+    const status = lib().gpures_pixel_format_frame_size(rowOf(name).id, width, height, rowPitch, out);
+    if (status !== 0) throw lastError(status);
+    return out[0];
+  },
+};

@@ -1,0 +1,71 @@
+/**
+ * Zero-copy GPU resource handles for Deno.
+ *
+ * A handle names one native resource (a Vulkan image, a DMA-BUF, a CUDA
+ * pointer, a GL texture, CPU memory, ...), says what it looks like and
+ * carries its ownership rules, so pipelines pass frames between native
+ * libraries without copying a byte. Run with `--allow-ffi`.
+ *
+ * @example
+ * ```ts
+ * import { CpuBytes } from "@gpures/gpures";
+ *
+ * const pixels = new Uint8Array(1920 * 1080 * 4);
+ * using frame = CpuBytes.create({
+ *   data: pixels, // aliased, not copied
+ *   rowPitch: 1920 * 4,
+ *   format: "RgbaU8",
+ *   width: 1920,
+ *   height: 1080,
+ * });
+ * using copy = frame.clone();
+ * console.log(copy.describe().refcount); // 2
+ * ```
+ *
+ * @module
+ */
+
+export { load, type LoadOptions } from "./ffi/_load.ts";
+export {
+  type CreateOptions,
+  type FdCreateOptions,
+  GpuResource,
+  liveHandles,
+} from "./ffi/gpu_resource.ts";
+export {
+  type BufferLike,
+  CpuBytes,
+  type CpuBytesCreateDesc,
+  type CpuPlaneInput,
+  CpuPlanes,
+  type CpuPlanesCreateDesc,
+  CpuSharedSlot,
+  CudaBufferHandle,
+  CudaPtr2D,
+  CudaSurface,
+  D3D11Texture,
+  D3D12BufferHandle,
+  D3D12Resource,
+  DmaBufHandle,
+  GlBufferHandle,
+  GlTextureHandle,
+  MetalBufferHandle,
+  MetalTextureHandle,
+  OpenClMem,
+  VaapiSurface,
+  VkBufferHandle,
+  VkImage,
+  VkOpaqueFd,
+  WgpuTexture,
+  type WgpuTextureCreateDesc,
+} from "./ffi/variants.ts";
+export { PixelFormat, type PixelFormatInfo, type PlaneInfo } from "./ffi/pixel_format.ts";
+export {
+  GpuResourceError,
+  InvalidHandleError,
+  LibraryLoadError,
+  ReleasedError,
+  UnsupportedPlatformError,
+  WrongKindError,
+} from "./ffi/errors.ts";
+export type * from "./ffi/_types.ts";

@@ -1,0 +1,67 @@
+// Real file descriptors for tests, straight from libc: memfds to hand to
+// DmaBufHandle and VkOpaqueFd, and the calls that show who owns an fd.
+
+const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
+  memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+  ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+  pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+}).symbols;
+
+const F_GETFD = 1;
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
+const MFD_CLOEXEC = 1;
+
+/** A new memfd of `size` bytes; `cloexec: false` makes one without FD_CLOEXEC. */
+export function memfd(size: number, { cloexec = true } = {}): number {
+  const fd = libc.memfd_create(new TextEncoder().encode("gpures-test\0"), cloexec ? MFD_CLOEXEC : 0);
+  if (fd < 0) throw new Error("memfd_create failed");
+  if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
+  return fd;
+}
+
+/** Whether fd names an open file. */
+export function isOpen(fd: number): boolean {
+  return libc.fcntl(fd, F_GETFD, 0) >= 0;
+}
+
+/** Whether fd is close-on-exec. */
+export function isCloexec(fd: number): boolean {
+  return (libc.fcntl(fd, F_GETFD, 0) & FD_CLOEXEC) !== 0;
+}
+
+/** Clears FD_CLOEXEC (to see gpures set it). */
+export function clearCloexec(fd: number): void {
+  libc.fcntl(fd, F_SETFD, 0);
+}
+
+/** Closes fd; true when it was open. */
+export function close(fd: number): boolean {
+  return libc.close(fd) === 0;
+}
+
+/** Writes bytes at an offset of the file fd names. */
+export function writeAt(fd: number, bytes: Uint8Array, offset: number): void {
+  if (Number(libc.pwrite(fd, bytes, BigInt(bytes.length), BigInt(offset))) !== bytes.length) {
+    throw new Error("pwrite failed");
+  }
+}
+
+/** Reads `length` bytes at an offset of the file fd names. */
+export function readAt(fd: number, length: number, offset: number): Uint8Array {
+  const out = new Uint8Array(length);
+  if (Number(libc.pread(fd, out, BigInt(length), BigInt(offset))) !== length) {
+    throw new Error("pread failed");
+  }
+  return out;
+}
+
+/** Open fds of this process (Linux: entries of /proc/self/fd). */
+export function openFdCount(): number {
+  let n = 0;
+  for (const _ of Deno.readDirSync("/proc/self/fd")) n++;
+  return n;
+}
