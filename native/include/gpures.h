@@ -128,6 +128,8 @@ GPURES_API const gpures_kind_info *gpures_kind_table(uint32_t *out_count);
 GPURES_API const gpures_kind_info *gpures_kind_info_of(uint32_t kind);
 /* 1 when the kind exists on the OS this library was built for, else 0. */
 GPURES_API int gpures_kind_supported(uint32_t kind);
+/* The Deno.build.os name of OS bit `bit` (0..9): "linux", "windows", ...; NULL past the end. */
+GPURES_API const char *gpures_os_name(uint32_t bit);
 /* The GPURES_OS_* bit of the OS this library was built for. */
 GPURES_API uint32_t gpures_build_os(void);
 
@@ -148,6 +150,8 @@ typedef struct gpures_enum_value {
   const char *name; /* "Texture2D", "NV12", "rgba8unorm" */
 } gpures_enum_value;
 
+/* The name of an enumeration set ("PixelFormat"); "enumeration" for an unknown set. */
+GPURES_API const char *gpures_enum_set_name(uint32_t set);
 /* Every named value of every set, grouped by set. */
 GPURES_API const gpures_enum_value *gpures_enum_table(uint32_t *out_count);
 /* The name of a value, or NULL when the set has no such value. */

@@ -116,7 +116,7 @@ const gpures_enum_value *gpures_enum_table(uint32_t *out_count) {
   return values;
 }
 
-const char *gpures__enum_set_name(uint32_t set) {
+const char *gpures_enum_set_name(uint32_t set) {
   return set < GPURES__LEN(set_names) && set_names[set] ? set_names[set] : "enumeration";
 }
 
@@ -139,5 +139,5 @@ int gpures_enum_lookup(uint32_t set, const char *name, uint32_t *out_value) {
       return GPURES_OK;
     }
   return gpures__fail(op, GPURES_E_INVALID_VALUE, "name", "\"%s\" is not a %s", name,
-                      gpures__enum_set_name(set));
+                      gpures_enum_set_name(set));
 }

@@ -82,7 +82,7 @@ static int check_element(gpures__op op, const gpures_field_info *f, const void *
       if (gpures_enum_name(f->enum_set, (uint32_t)v)) return GPURES_OK;
       gpures__field_path(f, i, path, sizeof path);
       return gpures__fail(op, GPURES_E_INVALID_VALUE, path, "%s 0x%llx is not a %s", path,
-                          (unsigned long long)v, gpures__enum_set_name(f->enum_set));
+                          (unsigned long long)v, gpures_enum_set_name(f->enum_set));
     case GPURES_FIELD_BOOL:
       if (v <= 1) return GPURES_OK;
       gpures__field_path(f, i, path, sizeof path);

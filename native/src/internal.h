@@ -96,10 +96,6 @@ int gpures__check_slot_release(gpures__op op, uint32_t flags, const gpures_slot_
 /* A field row by path, or NULL. */
 const gpures_field_info *gpures__field_find(const gpures__variant *v, const char *path);
 
-/* ---------------------------------------------------------------- enums */
-
-const char *gpures__enum_set_name(uint32_t set);
-
 /* ------------------------------------------------------------ os layer */
 
 /* A lock that is cheap when uncontended. */

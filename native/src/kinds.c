@@ -28,6 +28,17 @@
 uint32_t gpures_abi_version(void) { return GPURES_ABI_VERSION; }
 uint32_t gpures_build_os(void) { return BUILD_OS; }
 
+const char *gpures_os_name(uint32_t bit) {
+  switch (bit) {
+#define OS_NAME(b, UPPER, name) \
+  case b:                       \
+    return #name;
+    GPURES_OS_LIST(OS_NAME)
+#undef OS_NAME
+  }
+  return NULL;
+}
+
 static const gpures__variant *const variants[GPURES_KIND_MAX + 1] = {
 #define VARIANT(id, UPPER, snake, Name, own, os) [id] = &gpures__variant_##snake,
   GPURES_KIND_LIST(VARIANT)
