@@ -59,7 +59,12 @@ export {
   WgpuTexture,
   type WgpuTextureCreateDesc,
 } from "./ffi/variants.ts";
-export { PixelFormat, type PixelFormatInfo, type PlaneInfo } from "./ffi/pixel_format.ts";
+export {
+  PixelFormat,
+  type PixelFormatInfo,
+  type PixelFormatTable,
+  type PlaneInfo,
+} from "./ffi/pixel_format.ts";
 export {
   GpuResourceError,
   InvalidHandleError,

@@ -32,7 +32,9 @@ export function enumName(set: number, value: number): string | undefined {
 export function addressOf(value: unknown): bigint | undefined {
   if (value === null) return 0n;
   if (typeof value === "bigint") return value >= 0n && value <= U64_MAX ? value : undefined;
-  if (typeof value === "object") return Deno.UnsafePointer.value(value as Deno.PointerObject) as bigint;
+  if (typeof value === "object") {
+    return Deno.UnsafePointer.value(value as Deno.PointerObject) as bigint;
+  }
   return undefined;
 }
 
@@ -80,7 +82,9 @@ class Encoder {
       }
       case FIELD.PTR: {
         const a = addressOf(v);
-        if (a === undefined) this.fail(path, `must be a pointer or a bigint address, not ${show(v)}`);
+        if (a === undefined) {
+          this.fail(path, `must be a pointer or a bigint address, not ${show(v)}`);
+        }
         if (f.size === 8) view.setBigUint64(at, a, true);
         else view.setUint32(at, Number(a), true);
         return;

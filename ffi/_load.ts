@@ -1,7 +1,7 @@
 // Finds, opens and checks the native library. Nothing here runs at import
 // time: the first call that needs the library loads it.
 
-import { symbols, type Symbols } from "./_symbols.ts";
+import { type Symbols, symbols } from "./_symbols.ts";
 import { ABI_VERSION, ENUMS, KINDS } from "./_kinds.ts";
 import { type FieldRow, readEnums, readKinds } from "./_tables.ts";
 import { LibraryLoadError } from "./errors.ts";

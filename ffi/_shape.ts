@@ -59,7 +59,9 @@ export function nodesOf(kind: KindRow): Node[] {
       rows: [f],
       shape: brackets ? (member ? "structArray" : "array") : member ? "group" : "scalar",
       count,
-      required: brackets ? Boolean(count?.zeroStatus) : !(f.presentBit || (f.flags & FIELD_OPTIONAL)),
+      required: brackets
+        ? Boolean(count?.zeroStatus)
+        : !(f.presentBit || (f.flags & FIELD_OPTIONAL)),
     });
   }
   return out;

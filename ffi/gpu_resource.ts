@@ -9,7 +9,7 @@ import type { Symbols } from "./_symbols.ts";
 import type { KindName } from "./_types.ts";
 import {
   errorFor,
-  GpuResourceError,
+  type GpuResourceError,
   InvalidHandleError,
   ReleasedError,
   UnsupportedPlatformError,
@@ -254,7 +254,9 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** Whether {@link GpuResource.isSupported} answers yes for `kind` (a name or id) here. */
   static isSupported(kind: KindName | number): boolean {
     const row = kindRow(kind);
-    if (!row) throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+    if (!row) {
+      throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+    }
     return existsOn(row) && (row.name !== "WgpuTexture" || webGpuAvailable());
   }
 
@@ -302,7 +304,11 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
 
   #live(verb: string): bigint {
     if (this.#handle === 0n) {
-      throw new ReleasedError(`Cannot ${verb} ${this.kind}: handle was released`, "STALE", "handle");
+      throw new ReleasedError(
+        `Cannot ${verb} ${this.kind}: handle was released`,
+        "STALE",
+        "handle",
+      );
     }
     return this.#handle;
   }
@@ -419,7 +425,9 @@ export function liveHandles(kind?: KindName | number): number {
   let id = 0;
   if (kind !== undefined) {
     const row = kindRow(kind);
-    if (!row) throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+    if (!row) {
+      throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+    }
     id = row.id;
   }
   return Number(lib().gpures_live_handles(id));

@@ -47,6 +47,28 @@ export interface PixelFormatInfo {
   planes: PlaneInfo[];
 }
 
+/** The queries {@link PixelFormat} answers. */
+export interface PixelFormatTable {
+  /** Everything the library knows of a format, by name or id. */
+  info(name: PixelFormatName | number): PixelFormatInfo;
+  /** Every format name, by id. */
+  names(): PixelFormatName[];
+  /** Width and height in samples of one plane of a `width` x `height` frame. */
+  planeExtent(
+    name: PixelFormatName | number,
+    plane: number,
+    width: number,
+    height: number,
+  ): { width: number; height: number };
+  /** Bytes of a frame whose planes follow each other in one buffer (plane 0 `rowPitch` wide). */
+  frameSize(
+    name: PixelFormatName | number,
+    width: number,
+    height: number,
+    rowPitch: number,
+  ): bigint;
+}
+
 let table: PixelFormatRow[] | undefined;
 
 function rowOf(name: PixelFormatName | number): PixelFormatRow {
@@ -73,7 +95,7 @@ function rowOf(name: PixelFormatName | number): PixelFormatRow {
  * console.log(nv12.numPlanes, nv12.planes[1].hsub); // 2 2
  * ```
  */
-export const PixelFormat = {
+export const PixelFormat: PixelFormatTable = {
   /** Everything the library knows of a format, by name or id. */
   info(name: PixelFormatName | number): PixelFormatInfo {
     const row = rowOf(name);
@@ -120,9 +142,20 @@ export const PixelFormat = {
    * Bytes of a frame whose planes follow each other in one buffer, plane 0
    * with `rowPitch` bytes per row (the layout {@link CpuBytes} checks).
    */
-  frameSize(name: PixelFormatName | number, width: number, height: number, rowPitch: number): bigint {
+  frameSize(
+    name: PixelFormatName | number,
+    width: number,
+    height: number,
+    rowPitch: number,
+  ): bigint {
     const out = new BigUint64Array(1);
-    const status = lib().gpures_pixel_format_frame_size(rowOf(name).id, width, height, rowPitch, out);
+    const status = lib().gpures_pixel_format_frame_size(
+      rowOf(name).id,
+      width,
+      height,
+      rowPitch,
+      out,
+    );
     if (status !== 0) throw lastError(status);
     return out[0];
   },

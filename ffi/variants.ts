@@ -4,7 +4,7 @@
 
 import type * as T from "./_types.ts";
 import { addressOf } from "./_codec.ts";
-import { InvalidHandleError, GpuResourceError } from "./errors.ts";
+import { GpuResourceError, InvalidHandleError } from "./errors.ts";
 import {
   type CreateOptions,
   createResource,
@@ -259,12 +259,20 @@ export type BufferLike = ArrayBuffer | ArrayBufferView;
 /** {@link CpuBytes.create}'s descriptor: `data`, or `ptr` and `size`. */
 export type CpuBytesCreateDesc =
   & Omit<T.CpuBytesDesc, "ptr" | "size">
-  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | { data?: undefined; ptr: T.PointerLike; size: bigint | number });
+  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | {
+    data?: undefined;
+    ptr: T.PointerLike;
+    size: bigint | number;
+  });
 
 /** One plane of {@link CpuPlanes.create}: `data`, or `ptr` and `size`. */
 export type CpuPlaneInput =
   & { rowPitch: number }
-  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | { data?: undefined; ptr: T.PointerLike; size: bigint | number });
+  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | {
+    data?: undefined;
+    ptr: T.PointerLike;
+    size: bigint | number;
+  });
 
 /** {@link CpuPlanes.create}'s descriptor. */
 export interface CpuPlanesCreateDesc {
@@ -370,7 +378,8 @@ export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
   /** Wraps a `GPUTexture`. */
   static create(desc: WgpuTextureCreateDesc, options?: CreateOptions): WgpuTexture {
     const texture = desc?.texture;
-    const GPUTextureClass = (globalThis as { GPUTexture?: abstract new () => GPUTexture }).GPUTexture;
+    const GPUTextureClass =
+      (globalThis as { GPUTexture?: abstract new () => GPUTexture }).GPUTexture;
     if (GPUTextureClass && !(texture instanceof GPUTextureClass)) {
       throw new InvalidHandleError(
         "Cannot create WgpuTexture: texture must be a GPUTexture",
@@ -378,17 +387,22 @@ export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
         "texture",
       );
     }
-    return createResource(this, {
-      token: TOKEN,
-      width: texture.width,
-      height: texture.height,
-      depthOrArrayLayers: texture.depthOrArrayLayers,
-      mipLevelCount: texture.mipLevelCount,
-      sampleCount: texture.sampleCount,
-      dimension: texture.dimension,
-      format: texture.format,
-      usage: texture.usage,
-    }, options, [texture]);
+    return createResource(
+      this,
+      {
+        token: TOKEN,
+        width: texture.width,
+        height: texture.height,
+        depthOrArrayLayers: texture.depthOrArrayLayers,
+        mipLevelCount: texture.mipLevelCount,
+        sampleCount: texture.sampleCount,
+        dimension: texture.dimension,
+        format: texture.format,
+        usage: texture.usage,
+      },
+      options,
+      [texture],
+    );
   }
 
   /** The `GPUTexture`; only in the isolate that created the handle. */

@@ -3,12 +3,7 @@
 // (kind, behaviour), driven by the kind table and tests/_fixtures.ts.
 
 import assert from "node:assert/strict";
-import {
-  GpuResource,
-  InvalidHandleError,
-  liveHandles,
-  UnsupportedPlatformError,
-} from "../mod.ts";
+import { GpuResource, InvalidHandleError, liveHandles, UnsupportedPlatformError } from "../mod.ts";
 import { KINDS } from "../ffi/_kinds.ts";
 import { close } from "./_libc.ts";
 import { type Fixture, fixtures, wgpuMissing } from "./_fixtures.ts";
@@ -29,12 +24,22 @@ function comparable(v: unknown, shape: unknown = v): unknown {
       return String(Deno.UnsafePointer.value(v as Deno.PointerObject));
     }
     const keys = Object.keys(shape as object).filter((k) => !RESHAPED.has(k));
-    return Object.fromEntries(keys.map((k) => [k, comparable((v as Record<string, unknown>)[k], (shape as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      keys.map((
+        k,
+      ) => [
+        k,
+        comparable((v as Record<string, unknown>)[k], (shape as Record<string, unknown>)[k]),
+      ]),
+    );
   }
   return v;
 }
 
-function withFixture(name: string, f: Fixture, body: (desc: Record<string, unknown>) => void): void {
+function withFixture(
+  f: Fixture,
+  body: (desc: Record<string, unknown>) => void,
+): void {
   const desc = f.valid();
   try {
     body(desc);
@@ -71,7 +76,7 @@ for (const kind of KINDS) {
     name: `${kind.name}.describe() reports what create() was given`,
     ignore: skip,
     fn: () =>
-      withFixture(kind.name, f, (desc) => {
+      withFixture(f, (desc) => {
         using r = f.cls.create(desc as never);
         const d = r.describe() as Record<string, unknown>;
         assert.equal(d.kind, kind.name);
@@ -88,7 +93,7 @@ for (const kind of KINDS) {
     name: `${kind.name}.clone() shares the handle until the last release`,
     ignore: skip,
     fn: () =>
-      withFixture(kind.name, f, (desc) => {
+      withFixture(f, (desc) => {
         const before = liveHandles(kind.id);
         const a = f.cls.create(desc as never);
         const b = a.clone();
@@ -108,7 +113,7 @@ for (const kind of KINDS) {
     name: `${kind.name}.toJSON() is the library's JSON with kind and kindId`,
     ignore: skip,
     fn: () =>
-      withFixture(kind.name, f, (desc) => {
+      withFixture(f, (desc) => {
         using r = f.cls.create(desc as never);
         const json = r.toJSON();
         assert.equal(json.kind, kind.name);
@@ -119,10 +124,11 @@ for (const kind of KINDS) {
   });
 
   Deno.test({
-    name: `${kind.name}.create() runs the keep-alive's release exactly once, after the last release`,
+    name:
+      `${kind.name}.create() runs the keep-alive's release exactly once, after the last release`,
     ignore: skip,
     fn: () =>
-      withFixture(kind.name, f, (desc) => {
+      withFixture(f, (desc) => {
         let released = 0;
         const r = f.cls.create(desc as never, { keepAlive: { release: () => released++ } });
         const c = r.clone();
@@ -138,7 +144,7 @@ for (const kind of KINDS) {
       name: `${kind.name}.create() rejects ${what}`,
       ignore: skip,
       fn: () =>
-        withFixture(kind.name, f, (desc) => {
+        withFixture(f, (desc) => {
           const before = liveHandles();
           mutate(desc);
           assert.throws(
