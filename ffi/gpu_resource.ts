@@ -132,9 +132,13 @@ function throwAll(errors: unknown[]): void {
   if (errors.length > 1) throw new AggregateError(errors, "keep-alive callbacks threw");
 }
 
-/** Releases made elsewhere (a Worker, native code) reach this isolate through a poll. */
+/**
+ * Releases made elsewhere (a Worker, native code) reach this isolate through
+ * a poll. It runs only while a keep-alive waits on a reference this isolate
+ * gave away or no longer holds; releases made here are delivered at once.
+ */
 function startPolling(): void {
-  if (timer !== undefined) return;
+  if (timer !== undefined || records.size === 0) return;
   const id = setInterval(() => {
     for (const e of drain()) reportError(e);
   }, 20);
@@ -152,6 +156,8 @@ export function holdingsOf(token: bigint): unknown[] | undefined {
 const registry = new FinalizationRegistry<bigint>((handle) => {
   // A wrapper was collected without release(): drop its reference now.
   lib().gpures_release(handle);
+  for (const e of drain()) reportError(e);
+  startPolling();
 });
 
 // --------------------------------------------------------------------- classes
@@ -216,10 +222,7 @@ export function createResource<R extends GpuResource<unknown>>(
     optionView.setBigUint64(40, token, true);
   }
   check(s.gpures_create(cls.kindId, bytes, optionBytes, u64Out));
-  if (token) {
-    records.set(token, { keepAlive, holds });
-    startPolling();
-  }
+  if (token) records.set(token, { keepAlive, holds });
   return new cls(INTERNAL, u64Out[0]);
 }
 
@@ -345,6 +348,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     registry.unregister(this);
     const status = lib().gpures_release(handle);
     const errors = records.size ? drain() : [];
+    startPolling(); // another owner may make the last release
     check(status);
     throwAll(errors);
   }
@@ -359,6 +363,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     const handle = this.#live("give away");
     this.#handle = 0n;
     registry.unregister(this);
+    startPolling();
     return handle;
   }
 

@@ -1,7 +1,7 @@
 // A first tour of gpures: a producer makes frames, a consumer takes them as
 // handles (never copies), and every handle is released exactly once.
 //
-//   deno task demo        (or: deno run --allow-ffi --allow-env examples/demo.ts)
+//   deno task demo        (or: deno run --allow-ffi --allow-env examples/tour.ts)
 
 import {
   CpuBytes,
