@@ -30,7 +30,12 @@ const pixels = new Uint8Array(64 * 64 * 4);
 const NV12 = 0x3231564e; // DRM fourcc "NV12"
 
 const nullRejects = (field: string, code = "NULL_HANDLE"): Fixture["rejects"] => [
-  [`a null ${field}`, (d) => (d[field] = field.match(/^(image|buffer|ptr|surface|token)$/) ? 0n : null), code, field],
+  [
+    `a null ${field}`,
+    (d) => (d[field] = field.match(/^(image|buffer|ptr|surface|token)$/) ? 0n : null),
+    code,
+    field,
+  ],
 ];
 const zero = (field: string, code = "ZERO_SIZE"): Fixture["rejects"][number] => [
   `${field} 0`,
@@ -57,12 +62,29 @@ export const fixtures: Record<string, Fixture> = {
   },
   VkImage: {
     cls: gpures.VkImage,
-    valid: () => ({ image: 0xabcdefn, device: ptr(0x2000), deviceUuid: uuid(), rowPitch: 256, width: 64, height: 64 }),
+    valid: () => ({
+      image: 0xabcdefn,
+      device: ptr(0x2000),
+      deviceUuid: uuid(),
+      rowPitch: 256,
+      width: 64,
+      height: 64,
+    }),
     rejects: [
       ...nullRejects("image"),
       ["width without height", (d) => (d.height = 0), "ZERO_SIZE", "height"],
-      ["a null slot release gate", (d) => (d.slotRelease = { gate: null, value: 1n }), "NULL_POINTER", "slotRelease.gate"],
-      ["a 15-byte deviceUuid", (d) => (d.deviceUuid = new Uint8Array(15)), "INVALID_VALUE", "deviceUuid"],
+      [
+        "a null slot release gate",
+        (d) => (d.slotRelease = { gate: null, value: 1n }),
+        "NULL_POINTER",
+        "slotRelease.gate",
+      ],
+      [
+        "a 15-byte deviceUuid",
+        (d) => (d.deviceUuid = new Uint8Array(15)),
+        "INVALID_VALUE",
+        "deviceUuid",
+      ],
     ],
   },
   VkBufferHandle: {
@@ -95,11 +117,22 @@ export const fixtures: Record<string, Fixture> = {
   },
   CudaPtr2D: {
     cls: gpures.CudaPtr2D,
-    valid: () => ({ ptr: 0x7f0000000000n, rowPitch: 2048, planeByteOffsets: [0n, 2048n * 1080n], width: 1920, height: 1080 }),
+    valid: () => ({
+      ptr: 0x7f0000000000n,
+      rowPitch: 2048,
+      planeByteOffsets: [0n, 2048n * 1080n],
+      width: 1920,
+      height: 1080,
+    }),
     rejects: [
       ...nullRejects("ptr"),
       zero("rowPitch"),
-      ["5 plane offsets", (d) => (d.planeByteOffsets = [0n, 1n, 2n, 3n, 4n]), "INVALID_VALUE", "planeByteOffsets"],
+      [
+        "5 plane offsets",
+        (d) => (d.planeByteOffsets = [0n, 1n, 2n, 3n, 4n]),
+        "INVALID_VALUE",
+        "planeByteOffsets",
+      ],
     ],
   },
   CudaBufferHandle: {
@@ -138,7 +171,12 @@ export const fixtures: Record<string, Fixture> = {
     rejects: [
       ["name 0", (d) => (d.name = 0), "NULL_HANDLE", "name"],
       ["an unknown target", (d) => (d.target = 0x1234), "INVALID_VALUE", "target"],
-      ["an unknown internal format", (d) => (d.internalFormat = 0x1234), "INVALID_VALUE", "internalFormat"],
+      [
+        "an unknown internal format",
+        (d) => (d.internalFormat = 0x1234),
+        "INVALID_VALUE",
+        "internalFormat",
+      ],
     ],
   },
   GlBufferHandle: {
@@ -158,7 +196,11 @@ export const fixtures: Record<string, Fixture> = {
       modifier: 0n,
       width: 64,
       height: 48,
-      planes: [{ objectIndex: 0, offset: 0, stride: 64 }, { objectIndex: 0, offset: 64 * 48, stride: 64 }],
+      planes: [{ objectIndex: 0, offset: 0, stride: 64 }, {
+        objectIndex: 0,
+        offset: 64 * 48,
+        stride: 64,
+      }],
     }),
     fds: (d) => d.fds as number[],
     rejects: [
@@ -168,10 +210,30 @@ export const fixtures: Record<string, Fixture> = {
       ["no planes", (d) => (d.planes = []), "INVALID_VALUE", "planes"],
       zero("width"),
       zero("height"),
-      ["a plane naming a missing object", (d) => ((d.planes as Desc[])[1].objectIndex = 1), "INVALID_VALUE", "planes[1].objectIndex"],
-      ["a plane outside its object", (d) => ((d.planes as Desc[])[1].offset = 64 * 48 + 1), "INVALID_VALUE", "planes[1].offset"],
-      ["a stride below the row", (d) => ((d.planes as Desc[])[0].stride = 63), "INVALID_VALUE", "planes[0].stride"],
-      ["one plane for NV12", (d) => (d.planes = [(d.planes as Desc[])[0]]), "INVALID_VALUE", "planes"],
+      [
+        "a plane naming a missing object",
+        (d) => ((d.planes as Desc[])[1].objectIndex = 1),
+        "INVALID_VALUE",
+        "planes[1].objectIndex",
+      ],
+      [
+        "a plane outside its object",
+        (d) => ((d.planes as Desc[])[1].offset = 64 * 48 + 1),
+        "INVALID_VALUE",
+        "planes[1].offset",
+      ],
+      [
+        "a stride below the row",
+        (d) => ((d.planes as Desc[])[0].stride = 63),
+        "INVALID_VALUE",
+        "planes[0].stride",
+      ],
+      [
+        "one plane for NV12",
+        (d) => (d.planes = [(d.planes as Desc[])[0]]),
+        "INVALID_VALUE",
+        "planes",
+      ],
     ],
   },
   VaapiSurface: {
@@ -183,8 +245,26 @@ export const fixtures: Record<string, Fixture> = {
     cls: gpures.CpuBytes,
     valid: () => ({ data: pixels, rowPitch: 256, format: "RgbaU8", width: 64, height: 64 }),
     rejects: [
-      ["a null ptr", (d) => { delete d.data; d.ptr = null; d.size = 16n; }, "NULL_POINTER", "ptr"],
-      ["size 0", (d) => { delete d.data; d.ptr = ptr(0x7000); d.size = 0n; }, "ZERO_SIZE", "size"],
+      [
+        "a null ptr",
+        (d) => {
+          delete d.data;
+          d.ptr = null;
+          d.size = 16n;
+        },
+        "NULL_POINTER",
+        "ptr",
+      ],
+      [
+        "size 0",
+        (d) => {
+          delete d.data;
+          d.ptr = ptr(0x7000);
+          d.size = 0n;
+        },
+        "ZERO_SIZE",
+        "size",
+      ],
       ["an empty buffer", (d) => (d.data = new Uint8Array(0)), "ZERO_SIZE", "data"],
       ["a row pitch below the row", (d) => (d.rowPitch = 255), "INVALID_VALUE", "rowPitch"],
       ["rows that do not fit", (d) => (d.height = 65), "INVALID_VALUE", "size"],
@@ -196,14 +276,37 @@ export const fixtures: Record<string, Fixture> = {
     cls: gpures.CpuPlanes,
     valid: () => ({
       format: "NV12",
-      planes: [{ data: new Uint8Array(64 * 48), rowPitch: 64 }, { data: new Uint8Array(64 * 24), rowPitch: 64 }],
+      planes: [{ data: new Uint8Array(64 * 48), rowPitch: 64 }, {
+        data: new Uint8Array(64 * 24),
+        rowPitch: 64,
+      }],
     }),
     rejects: [
-      ["three planes for NV12", (d) => (d.planes as Desc[]).push({ data: new Uint8Array(8), rowPitch: 8 }), "INVALID_VALUE", "planes"],
+      [
+        "three planes for NV12",
+        (d) => (d.planes as Desc[]).push({ data: new Uint8Array(8), rowPitch: 8 }),
+        "INVALID_VALUE",
+        "planes",
+      ],
       ["no planes", (d) => (d.planes = []), "INVALID_VALUE", "planes"],
-      ["5 planes", (d) => (d.planes = Array.from({ length: 5 }, () => ({ data: pixels, rowPitch: 8 }))), "INVALID_VALUE", "planes"],
-      ["a null plane", (d) => ((d.planes as Desc[])[1] = { ptr: null, size: 8n, rowPitch: 8 }), "NULL_POINTER", "planes[1].data"],
-      ["a zero-size plane", (d) => ((d.planes as Desc[])[1] = { ptr: ptr(0x8000), size: 0n, rowPitch: 8 }), "ZERO_SIZE", "planes[1].size"],
+      [
+        "5 planes",
+        (d) => (d.planes = Array.from({ length: 5 }, () => ({ data: pixels, rowPitch: 8 }))),
+        "INVALID_VALUE",
+        "planes",
+      ],
+      [
+        "a null plane",
+        (d) => ((d.planes as Desc[])[1] = { ptr: null, size: 8n, rowPitch: 8 }),
+        "NULL_POINTER",
+        "planes[1].data",
+      ],
+      [
+        "a zero-size plane",
+        (d) => ((d.planes as Desc[])[1] = { ptr: ptr(0x8000), size: 0n, rowPitch: 8 }),
+        "ZERO_SIZE",
+        "planes[1].size",
+      ],
     ],
   },
   CpuSharedSlot: {

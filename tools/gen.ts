@@ -13,9 +13,12 @@ const args = Deno.args.filter((a) => a !== "--check");
 const check = Deno.args.includes("--check");
 const root = new URL("../", import.meta.url);
 const libPath = args[0] ??
-  new URL(`build/${Deno.build.os === "windows" ? "" : "lib"}gpures.${
-    { darwin: "dylib", windows: "dll" }[Deno.build.os as string] ?? "so"
-  }`, root).pathname;
+  new URL(
+    `build/${Deno.build.os === "windows" ? "" : "lib"}gpures.${
+      { darwin: "dylib", windows: "dll" }[Deno.build.os as string] ?? "so"
+    }`,
+    root,
+  ).pathname;
 
 const lib = Deno.dlopen(libPath, symbols);
 const s = lib.symbols;
@@ -85,7 +88,9 @@ function scalarType(f: FieldRow, input: boolean): string {
 function nodeType(n: Node, input: boolean, indent: string): string {
   const struct = () =>
     `{\n${
-      n.rows.map((f) => `${indent}  /** ${f.doc} */\n${indent}  ${memberName(f)}: ${scalarType(f, input)};`)
+      n.rows.map((f) =>
+        `${indent}  /** ${f.doc} */\n${indent}  ${memberName(f)}: ${scalarType(f, input)};`
+      )
         .join("\n")
     }\n${indent}}`;
   switch (n.shape) {
@@ -109,16 +114,22 @@ export type PointerLike = Deno.PointerValue | bigint;
 `);
   for (const [set, name] of setNames) {
     const names = enums.filter((e) => e.set === set).map((e) => JSON.stringify(e.name));
-    parts.push(`/** A ${name} by name. */\nexport type ${name}Name =\n  | ${names.join("\n  | ")};\n`);
+    parts.push(
+      `/** A ${name} by name. */\nexport type ${name}Name =\n  | ${names.join("\n  | ")};\n`,
+    );
   }
-  parts.push(`/** The name of a resource kind. */\nexport type KindName =\n  | ${
-    kinds.map((k) => JSON.stringify(k.name)).join("\n  | ")
-  };\n`);
+  parts.push(
+    `/** The name of a resource kind. */\nexport type KindName =\n  | ${
+      kinds.map((k) => JSON.stringify(k.name)).join("\n  | ")
+    };\n`,
+  );
   for (const k of kinds) {
     const ns = nodesOf(k);
     const doc = (n: Node) => n.count?.doc ?? (n.shape === "group" ? n.key : n.rows[0].doc);
     const field = (n: Node, input: boolean) =>
-      `  /** ${doc(n)} */\n  ${n.key}${input && !n.required ? "?" : ""}: ${nodeType(n, input, "  ")};`;
+      `  /** ${doc(n)} */\n  ${n.key}${input && !n.required ? "?" : ""}: ${
+        nodeType(n, input, "  ")
+      };`;
     parts.push(`/** The descriptor {@link ${k.name}.create} takes. */
 export interface ${k.name}Desc {
 ${ns.map((n) => field(n, true)).join("\n")}
