@@ -33,7 +33,11 @@ export function addressOf(value: unknown): bigint | undefined {
   if (value === null) return 0n;
   if (typeof value === "bigint") return value >= 0n && value <= U64_MAX ? value : undefined;
   if (typeof value === "object") {
-    return Deno.UnsafePointer.value(value as Deno.PointerObject) as bigint;
+    try {
+      return BigInt(Deno.UnsafePointer.value(value as Deno.PointerObject));
+    } catch {
+      return undefined; // an object that is not a pointer
+    }
   }
   return undefined;
 }
@@ -114,7 +118,8 @@ class Encoder {
 
   node(n: Node, desc: Record<string, unknown>): void {
     const v = desc[n.key];
-    if (v === undefined || (v === null && n.shape !== "scalar")) {
+    // null reads as absent for what may be absent, so create(describe()) round-trips.
+    if (v === undefined || (v === null && (n.shape !== "scalar" || !n.required))) {
       if (n.required) this.fail(n.key, "is missing");
       return;
     }

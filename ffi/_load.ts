@@ -21,31 +21,31 @@ export function libraryFileName(os: string = Deno.build.os): string {
 
 let loaded: Deno.DynamicLibrary<typeof symbols> | undefined;
 
-function envPath(tried: string[]): string | undefined {
+/** Where to look, in order; a place that cannot be tried says why instead of giving a path. */
+type Candidate = { path: string } | { note: string };
+
+function envCandidate(): Candidate {
   // Ask first: reading an env var without permission would prompt or throw.
   const state = Deno.permissions.querySync?.({ name: "env", variable: "GPURES_LIB" }).state;
   if (state !== "granted") {
-    tried.push("GPURES_LIB (not read: pass --allow-env=GPURES_LIB to use it)");
-    return undefined;
+    return { note: "GPURES_LIB (not read: pass --allow-env=GPURES_LIB to use it)" };
   }
   const value = Deno.env.get("GPURES_LIB");
-  if (!value) tried.push("GPURES_LIB (not set)");
-  return value || undefined;
+  return value ? { path: value } : { note: "GPURES_LIB (not set)" };
 }
 
-function candidates(options: LoadOptions, tried: string[]): string[] {
-  const paths: string[] = [];
+function candidates(options: LoadOptions): Candidate[] {
+  const list: Candidate[] = [];
   if (options.path) {
-    paths.push(options.path instanceof URL ? options.path.pathname : options.path);
+    list.push({ path: options.path instanceof URL ? options.path.pathname : options.path });
   }
-  const env = envPath(tried);
-  if (env) paths.push(env);
+  list.push(envCandidate());
   const local = new URL(`../build/${libraryFileName()}`, import.meta.url);
   if (local.protocol === "file:") {
-    paths.push(Deno.build.os === "windows" ? local.pathname.slice(1) : local.pathname);
+    list.push({ path: Deno.build.os === "windows" ? local.pathname.slice(1) : local.pathname });
   }
-  paths.push(libraryFileName()); // the system loader's search path
-  return paths;
+  list.push({ path: libraryFileName() }); // the system loader's search path
+  return list;
 }
 
 function isPermissionError(e: unknown): boolean {
@@ -107,8 +107,12 @@ function layoutMismatch(lib: Symbols): string | undefined {
 export function load(options: LoadOptions = {}): Symbols {
   if (loaded) return loaded.symbols;
   const tried: string[] = [];
-  const failures: string[] = [];
-  for (const path of candidates(options, tried)) {
+  for (const candidate of candidates(options)) {
+    if ("note" in candidate) {
+      tried.push(candidate.note);
+      continue;
+    }
+    const { path } = candidate;
     let lib: Deno.DynamicLibrary<typeof symbols>;
     try {
       lib = Deno.dlopen(path, symbols);
@@ -121,7 +125,7 @@ export function load(options: LoadOptions = {}): Symbols {
           { cause: e },
         );
       }
-      failures.push(`"${path}" (${(e as Error).message.split("\n")[0]})`);
+      tried.push(`"${path}" (${(e as Error).message.split("\n")[0]})`);
       continue;
     }
     const mismatch = layoutMismatch(lib.symbols);
@@ -137,7 +141,7 @@ export function load(options: LoadOptions = {}): Symbols {
   }
   throw new LibraryLoadError(
     `Cannot load gpures: no library found (tried ${
-      [...failures, ...tried].join(", ")
+      tried.join(", ")
     }); run "deno task build" or set GPURES_LIB to the library's path`,
     "NOT_FOUND",
   );

@@ -511,7 +511,7 @@ export interface CudaPtr2DDesc {
   /** cuDeviceGetUuid of the owning device */
   deviceUuid?: Uint8Array;
   /** number of plane offsets */
-  planeByteOffsets?: bigint | number[];
+  planeByteOffsets?: (bigint | number)[];
   /** size hint: width in pixels */
   width?: number;
   /** size hint: height in pixels */

@@ -13,6 +13,7 @@ import {
   InvalidHandleError,
   ReleasedError,
   UnsupportedPlatformError,
+  WrongKindError,
 } from "./errors.ts";
 
 /** Options every `create` takes. */
@@ -208,6 +209,15 @@ export function createResource<R extends GpuResource<unknown>>(
   holds: unknown[] = [],
 ): R {
   assertSupported(cls.kindId);
+  if (typeof desc !== "object" || desc === null || Array.isArray(desc)) {
+    throw new InvalidHandleError(
+      `Cannot create ${KINDS[cls.kindId - 1].name}: the descriptor must be an object, not ${
+        desc === null ? "null" : Array.isArray(desc) ? "an array" : typeof desc
+      }`,
+      "INVALID_VALUE",
+      "desc",
+    );
+  }
   const keepAlive = options?.keepAlive;
   const token = keepAlive !== undefined || holds.length ? nextToken++ : 0n;
   // A kind whose descriptor names its host object (WgpuTexture) stores the token itself.
@@ -258,7 +268,11 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   static isSupported(kind: KindName | number): boolean {
     const row = kindRow(kind);
     if (!row) {
-      throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+      throw new InvalidHandleError(
+        `Unknown kind ${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}`,
+        "INVALID_VALUE",
+        "kind",
+      );
     }
     return existsOn(row) && (row.name !== "WgpuTexture" || webGpuAvailable());
   }
@@ -275,7 +289,25 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
         "handle",
       );
     }
+    if (handle <= 0n || handle >= 1n << 64n) {
+      throw new InvalidHandleError(
+        `Cannot adopt handle: ${handle} is not a 64-bit handle value`,
+        handle === 0n ? "NULL_HANDLE" : "INVALID_VALUE",
+        "handle",
+      );
+    }
     check(lib().gpures_kind(handle, u32Out));
+    const wanted = (this as unknown as ResourceClass).kindId;
+    if (wanted && wanted !== u32Out[0]) {
+      // Called on a subclass: the reference stays with the caller.
+      throw new WrongKindError(
+        `Cannot adopt handle: it is a ${KINDS[u32Out[0] - 1].name}, not a ${
+          KINDS[wanted - 1].name
+        }`,
+        "WRONG_KIND",
+        "handle",
+      );
+    }
     return new (classes.get(u32Out[0])!)(INTERNAL, handle);
   }
 
@@ -431,7 +463,11 @@ export function liveHandles(kind?: KindName | number): number {
   if (kind !== undefined) {
     const row = kindRow(kind);
     if (!row) {
-      throw new InvalidHandleError(`Unknown kind ${JSON.stringify(kind)}`, "INVALID_VALUE", "kind");
+      throw new InvalidHandleError(
+        `Unknown kind ${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}`,
+        "INVALID_VALUE",
+        "kind",
+      );
     }
     id = row.id;
   }

@@ -71,13 +71,24 @@ export interface PixelFormatTable {
 
 let table: PixelFormatRow[] | undefined;
 
+function u32(field: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > 0xffff_ffff) {
+    throw new InvalidHandleError(
+      `${field} must be an integer from 0 to 4294967295, not ${String(value)}`,
+      "INVALID_VALUE",
+      field,
+    );
+  }
+  return value;
+}
+
 function rowOf(name: PixelFormatName | number): PixelFormatRow {
   const id = typeof name === "number" ? name : enumValue(PIXEL_FORMAT_SET, name);
   table ??= readPixelFormats(lib());
   const row = id === undefined ? undefined : table[id - 1];
   if (!row) {
     throw new InvalidHandleError(
-      `Unknown pixel format ${JSON.stringify(name)}`,
+      `Unknown pixel format ${typeof name === "string" ? JSON.stringify(name) : String(name)}`,
       "INVALID_VALUE",
       "format",
     );
@@ -135,7 +146,10 @@ export const PixelFormat: PixelFormatTable = {
         "plane",
       );
     }
-    return { width: Math.ceil(width / p.hsub), height: Math.ceil(height / p.vsub) };
+    return {
+      width: Math.ceil(u32("width", width) / p.hsub),
+      height: Math.ceil(u32("height", height) / p.vsub),
+    };
   },
 
   /**
@@ -151,9 +165,9 @@ export const PixelFormat: PixelFormatTable = {
     const out = new BigUint64Array(1);
     const status = lib().gpures_pixel_format_frame_size(
       rowOf(name).id,
-      width,
-      height,
-      rowPitch,
+      u32("width", width),
+      u32("height", height),
+      u32("rowPitch", rowPitch),
       out,
     );
     if (status !== 0) throw lastError(status);

@@ -319,7 +319,9 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
   }
   /** Wraps `data` (aliased) or `ptr` + `size`; with width and height the frame must fit. */
   static create(desc: CpuBytesCreateDesc, options?: CreateOptions): CpuBytes {
-    if (desc?.data === undefined) return createResource(this, wire(desc), options);
+    if (typeof desc !== "object" || desc?.data === undefined) {
+      return createResource(this, wire(desc), options);
+    }
     const { data, ...rest } = desc;
     return createResource(this, { ...rest, ...alias(data, "CpuBytes", "data") }, options, [data]);
   }
@@ -333,10 +335,14 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
   }
   /** Wraps one buffer per plane; the plane count must be the format's. */
   static create(desc: CpuPlanesCreateDesc, options?: CreateOptions): CpuPlanes {
+    if (typeof desc !== "object" || desc === null) {
+      return createResource(this, desc as unknown as Wire, options);
+    }
     const holds: unknown[] = [];
     const planes = Array.isArray(desc?.planes)
       ? desc.planes.map((p, i) => {
-        if (p?.data === undefined) return p && { data: p.ptr, size: p.size, rowPitch: p.rowPitch };
+        if (typeof p !== "object" || p === null) return p; // the codec names the field
+        if (p.data === undefined) return { data: p.ptr, size: p.size, rowPitch: p.rowPitch };
         holds.push(p.data);
         const { ptr, size } = alias(p.data, "CpuPlanes", `planes[${i}].data`);
         return { data: ptr, size, rowPitch: p.rowPitch };

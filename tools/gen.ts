@@ -101,7 +101,9 @@ function nodeType(n: Node, input: boolean, indent: string): string {
     case "group":
       return !input ? `${struct()} | null` : struct();
     case "array":
-      return `${scalarType(n.rows[0], input)}[]`;
+      return /\|/.test(scalarType(n.rows[0], input))
+        ? `(${scalarType(n.rows[0], input)})[]`
+        : `${scalarType(n.rows[0], input)}[]`;
     case "structArray":
       return `${struct()}[]`;
   }
