@@ -130,6 +130,8 @@ static void destroy(slot *s, uint32_t index) {
   slot_free(index);
 }
 
+static int unpin(gpures_handle h, const char *verb);
+
 /* Takes a reference if the handle is live. */
 static int pin(gpures_handle h, const char *verb, slot **out) {
   slot *s = slot_of(h);
@@ -146,7 +148,8 @@ static int pin(gpures_handle h, const char *verb, slot **out) {
       break;
   }
   if (s->kind != handle_kind(h)) { /* a forged value that matched a live generation */
-    gpures_release(h);
+    /* Drop the reference just taken through the slot's real value: unpin refuses h. */
+    (void)unpin((h & ~((gpures_handle)0xffu << 24)) | (gpures_handle)s->kind << 24, verb);
     return stale(verb, h);
   }
   *out = s;
@@ -161,6 +164,8 @@ static int unpin(gpures_handle h, const char *verb) {
   for (;;) {
     uint32_t generation = (uint32_t)(state >> 32), count = (uint32_t)state;
     if (generation != handle_generation(h) || count == 0) return stale(verb, h);
+    /* A forged kind byte on a live slot's value must not drop the real handle's reference. */
+    if (s->kind != handle_kind(h)) return stale(verb, h);
     uint64_t next = count == 1 ? (uint64_t)next_generation(generation) << 32 : state - 1u;
     if (atomic_compare_exchange_weak_explicit(&s->state, &state, next, memory_order_acq_rel,
                                               memory_order_acquire)) {
@@ -258,24 +263,22 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   if (v->validate && (status = v->validate(op, &local)) != GPURES_OK) return status;
 
   any_desc caller = local;
-  if ((status = acquire_fds(op, v, &local, opts.flags & GPURES_CREATE_TAKE_OWNERSHIP)) != GPURES_OK)
-    return status;
-  uint32_t index;
-  status = slot_alloc(&index);
-  if (status == GPURES_OK && opts.event_queue) {
-    status = gpures__event_reserve(opts.event_queue);
-    if (status != GPURES_OK) {
-      slot_free(index);
-      if (status == GPURES_E_STALE || status == GPURES_E_INVALID_VALUE) {
-        drop_fds(v, &local, &caller);
-        return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.eventQueue",
-                            "options.eventQueue %u is not an open queue", opts.event_queue);
-      }
-    }
+  /* Check the queue before adopting fds, so a bad queue leaves the caller's fds untouched. */
+  if (opts.event_queue && (status = gpures__event_reserve(opts.event_queue)) != GPURES_OK) {
+    if (status == GPURES_E_STALE || status == GPURES_E_INVALID_VALUE)
+      return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.eventQueue",
+                          "options.eventQueue %u is not an open queue", opts.event_queue);
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
+  }
+  status = acquire_fds(op, v, &local, opts.flags & GPURES_CREATE_TAKE_OWNERSHIP);
+  uint32_t index = 0;
+  if (status == GPURES_OK && (status = slot_alloc(&index)) != GPURES_OK) {
+    drop_fds(v, &local, &caller);
+    status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
   }
   if (status != GPURES_OK) {
-    drop_fds(v, &local, &caller);
-    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
+    if (opts.event_queue) gpures__event_unreserve(opts.event_queue);
+    return status;
   }
 
   slot *s = slot_at(index);
