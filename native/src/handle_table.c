@@ -46,6 +46,11 @@ static slot *slot_at(uint32_t index) {
   return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
 }
 
+/* A slot whose chunk is known to exist (it was on the free list or is live). */
+static slot *slot_known(uint32_t index) {
+  return &atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire)[index & (CHUNK_SLOTS - 1)];
+}
+
 static int ensure_chunk(uint32_t c) {
   if (atomic_load_explicit(&chunks[c], memory_order_acquire)) return GPURES_OK;
   slot *fresh = gpures__alloc(CHUNK_SLOTS * sizeof(slot));
@@ -62,7 +67,7 @@ static int slot_alloc(uint32_t *out_index) {
   uint64_t head = atomic_load_explicit(&free_head, memory_order_acquire);
   while ((uint32_t)head) {
     uint32_t index = (uint32_t)head - 1u;
-    uint32_t next = atomic_load_explicit(&slot_at(index)->next_free, memory_order_relaxed);
+    uint32_t next = atomic_load_explicit(&slot_known(index)->next_free, memory_order_relaxed);
     uint64_t popped = (((head >> 32) + 1u) << 32) | next;
     if (atomic_compare_exchange_weak_explicit(&free_head, &head, popped, memory_order_acq_rel,
                                               memory_order_acquire)) {
@@ -84,7 +89,7 @@ static int slot_alloc(uint32_t *out_index) {
 }
 
 static void slot_free(uint32_t index) {
-  slot *s = slot_at(index);
+  slot *s = slot_known(index);
   uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed);
   do {
     atomic_store_explicit(&s->next_free, (uint32_t)head, memory_order_relaxed);
@@ -297,14 +302,14 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
 }
 
 int gpures_clone(gpures_handle handle) {
-  slot *s;
+  slot *s = NULL;
   return pin(handle, "clone", &s);
 }
 
 int gpures_release(gpures_handle handle) { return unpin(handle, "release"); }
 
 static int describe_into(gpures_handle handle, const char *verb, void *out, uint32_t out_size) {
-  slot *s;
+  slot *s = NULL;
   int status = pin(handle, verb, &s);
   if (status != GPURES_OK) return status;
   uint32_t own = gpures__variant_of(s->kind)->desc_size;
@@ -317,7 +322,7 @@ static int describe_into(gpures_handle handle, const char *verb, void *out, uint
 
 int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t *refcount,
                      void *desc) {
-  slot *s;
+  slot *s = NULL;
   int status = pin(h, verb, &s);
   if (status != GPURES_OK) return status;
   *kind = s->kind;
@@ -334,7 +339,7 @@ int gpures_describe(gpures_handle handle, void *out, uint32_t out_size) {
 }
 
 int gpures_kind(gpures_handle handle, uint32_t *out_kind) {
-  slot *s;
+  slot *s = NULL;
   if (!out_kind) return gpures__fail(op_of("read kind of", handle), GPURES_E_NULL_POINTER, "outKind", "outKind is null");
   int status = pin(handle, "read kind of", &s);
   if (status != GPURES_OK) return status;
@@ -363,7 +368,7 @@ uint64_t gpures_live_handles(uint32_t kind) {
 /* Runs `fn` on a pinned slot's descriptor; shared by the per-handle operations below. */
 typedef int (*slot_fn)(gpures__op op, slot *s, void *arg);
 static int with_slot(gpures_handle handle, const char *verb, slot_fn fn, void *arg) {
-  slot *s;
+  slot *s = NULL;
   int status = pin(handle, verb, &s);
   if (status != GPURES_OK) return status;
   status = fn(op_of(verb, handle), s, arg);
