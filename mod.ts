@@ -25,7 +25,7 @@
  * @module
  */
 
-export { load, type LoadOptions } from "./ffi/_load.ts";
+export { load, type LoadedLibrary, type LoadOptions } from "./ffi/_load.ts";
 export {
   type CreateOptions,
   type FdCreateOptions,

@@ -104,7 +104,23 @@ function layoutMismatch(lib: Symbols): string | undefined {
  * load(); // throws LibraryLoadError listing every place tried
  * ```
  */
-export function load(options: LoadOptions = {}): Symbols {
+export function load(options: LoadOptions = {}): LoadedLibrary {
+  openLibrary(options);
+  const abi = loaded!.symbols.gpures_abi_version();
+  return { path: loadedPath!, abiVersion: `${abi >>> 16}.${abi & 0xffff}` };
+}
+
+/** What {@link load} found. */
+export interface LoadedLibrary {
+  /** The path the library was opened from. */
+  path: string;
+  /** Its ABI version, "major.minor". */
+  abiVersion: string;
+}
+
+let loadedPath: string | undefined;
+
+function openLibrary(options: LoadOptions): Symbols {
   if (loaded) return loaded.symbols;
   const tried: string[] = [];
   for (const candidate of candidates(options)) {
@@ -137,6 +153,7 @@ export function load(options: LoadOptions = {}): Symbols {
       );
     }
     loaded = lib;
+    loadedPath = path;
     return lib.symbols;
   }
   throw new LibraryLoadError(
@@ -149,5 +166,5 @@ export function load(options: LoadOptions = {}): Symbols {
 
 /** The loaded library, loading it on first use. */
 export function lib(): Symbols {
-  return loaded ? loaded.symbols : load();
+  return loaded ? loaded.symbols : openLibrary({});
 }

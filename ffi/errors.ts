@@ -10,6 +10,8 @@ export class GpuResourceError extends Error {
   readonly field: string;
 
   /**
+   * Creates an error; gpures makes them, users match on them.
+   *
    * @param message What failed and why.
    * @param code The status name.
    * @param field The field at fault, or "".

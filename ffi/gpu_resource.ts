@@ -425,6 +425,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     check(lib().gpures_slot_release(this.#live("release slot of")));
   }
 
+  /** Shows the kind and every field, or that the handle was released. */
   [Symbol.for("Deno.customInspect")](
     inspect: (value: unknown, options: unknown) => string,
     options: unknown,

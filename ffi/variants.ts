@@ -22,6 +22,7 @@ const wire = (desc: object): Wire => desc as Wire;
 
 /** An `ID3D11Texture2D` (Windows). */
 export class D3D11Texture extends GpuResource<T.D3D11TextureDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 1;
   static {
     registerKind(this);
@@ -34,6 +35,7 @@ export class D3D11Texture extends GpuResource<T.D3D11TextureDescription> {
 
 /** A 2D texture `ID3D12Resource` (Windows). */
 export class D3D12Resource extends GpuResource<T.D3D12ResourceDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 2;
   static {
     registerKind(this);
@@ -46,6 +48,7 @@ export class D3D12Resource extends GpuResource<T.D3D12ResourceDescription> {
 
 /** A buffer `ID3D12Resource` (Windows). */
 export class D3D12BufferHandle extends GpuResource<T.D3D12BufferHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 3;
   static {
     registerKind(this);
@@ -60,6 +63,7 @@ export class D3D12BufferHandle extends GpuResource<T.D3D12BufferHandleDescriptio
 
 /** A `VkImage`; a null device means a trusted import. */
 export class VkImage extends GpuResource<T.VkImageDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 4;
   static {
     registerKind(this);
@@ -76,6 +80,7 @@ export class VkImage extends GpuResource<T.VkImageDescription> {
 
 /** A `VkBuffer`. */
 export class VkBufferHandle extends GpuResource<T.VkBufferHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 5;
   static {
     registerKind(this);
@@ -88,6 +93,7 @@ export class VkBufferHandle extends GpuResource<T.VkBufferHandleDescription> {
 
 /** Vulkan memory exported as an opaque fd, which the handle owns (not on Windows). */
 export class VkOpaqueFd extends GpuResource<T.VkOpaqueFdDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 6;
   static {
     registerKind(this);
@@ -110,6 +116,7 @@ export class VkOpaqueFd extends GpuResource<T.VkOpaqueFdDescription> {
 
 /** Pitched CUDA device memory: plane 0 at `ptr`, other planes at byte offsets. */
 export class CudaPtr2D extends GpuResource<T.CudaPtr2DDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 7;
   static {
     registerKind(this);
@@ -122,6 +129,7 @@ export class CudaPtr2D extends GpuResource<T.CudaPtr2DDescription> {
 
 /** Linear CUDA device memory. */
 export class CudaBufferHandle extends GpuResource<T.CudaBufferHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 8;
   static {
     registerKind(this);
@@ -134,6 +142,7 @@ export class CudaBufferHandle extends GpuResource<T.CudaBufferHandleDescription>
 
 /** A CUDA surface object (`CUsurfObject`). */
 export class CudaSurface extends GpuResource<T.CudaSurfaceDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 9;
   static {
     registerKind(this);
@@ -148,6 +157,7 @@ export class CudaSurface extends GpuResource<T.CudaSurfaceDescription> {
 
 /** An OpenCL `cl_mem` and the command queue that orders access to it. */
 export class OpenClMem extends GpuResource<T.OpenClMemDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 10;
   static {
     registerKind(this);
@@ -162,6 +172,7 @@ export class OpenClMem extends GpuResource<T.OpenClMemDescription> {
 
 /** An `id<MTLTexture>` (macOS). */
 export class MetalTextureHandle extends GpuResource<T.MetalTextureHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 11;
   static {
     registerKind(this);
@@ -174,6 +185,7 @@ export class MetalTextureHandle extends GpuResource<T.MetalTextureHandleDescript
 
 /** An `id<MTLBuffer>` (macOS). */
 export class MetalBufferHandle extends GpuResource<T.MetalBufferHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 12;
   static {
     registerKind(this);
@@ -188,6 +200,7 @@ export class MetalBufferHandle extends GpuResource<T.MetalBufferHandleDescriptio
 
 /** A GL texture name. */
 export class GlTextureHandle extends GpuResource<T.GlTextureHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 13;
   static {
     registerKind(this);
@@ -204,6 +217,7 @@ export class GlTextureHandle extends GpuResource<T.GlTextureHandleDescription> {
 
 /** A GL buffer name. */
 export class GlBufferHandle extends GpuResource<T.GlBufferHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 14;
   static {
     registerKind(this);
@@ -222,6 +236,7 @@ export class GlBufferHandle extends GpuResource<T.GlBufferHandleDescription> {
 
 /** A DMA-BUF: 1 to 4 fds, which the handle owns, and a DRM plane layout (Linux, Android). */
 export class DmaBufHandle extends GpuResource<T.DmaBufHandleDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 15;
   static {
     registerKind(this);
@@ -241,6 +256,7 @@ export class DmaBufHandle extends GpuResource<T.DmaBufHandleDescription> {
 
 /** A VA-API surface on a display (Linux). */
 export class VaapiSurface extends GpuResource<T.VaapiSurfaceDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 16;
   static {
     registerKind(this);
@@ -313,6 +329,7 @@ function alias(data: unknown, kind: string, field: string): { ptr: bigint; size:
  * transfer or detach the buffer meanwhile.
  */
 export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 17;
   static {
     registerKind(this);
@@ -329,6 +346,7 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
 
 /** One CPU buffer per plane, each aliased when made from JS buffers. */
 export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 18;
   static {
     registerKind(this);
@@ -354,6 +372,7 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
 
 /** An opaque producer slot, read back through its producer. */
 export class CpuSharedSlot extends GpuResource<T.CpuSharedSlotDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 19;
   static {
     registerKind(this);
@@ -377,6 +396,7 @@ export interface WgpuTextureCreateDesc {
  * records the texture's description and this isolate holds the texture.
  */
 export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
+  /** The kind's stable id. */
   static override readonly kindId = 20;
   static {
     registerKind(this);

@@ -10,12 +10,12 @@ import {
   GlBufferHandle,
   GlTextureHandle,
   type GpuResource,
-  load,
   ReleasedError,
   VkBufferHandle,
   VkImage,
 } from "../mod.ts";
 import { close, memfd } from "./_libc.ts";
+import { lib } from "../ffi/_load.ts";
 
 const U64_MAX = (1n << 64n) - 1n;
 const UUID = Uint8Array.from({ length: 16 }, (_, i) => i * 17); // 00 11 22 ... ff
@@ -23,7 +23,7 @@ const UUID_TEXT = "00112233-4455-6677-8899-aabbccddeeff";
 
 /** The JSON text gpures_describe_json() writes for the handle, read straight from C. */
 function cJson(resource: GpuResource<unknown>): string {
-  const symbols = load();
+  const symbols = lib();
   const buffer = new Uint8Array(8192);
   const length = new BigUint64Array(1);
   const status = symbols.gpures_describe_json(
