@@ -5,6 +5,7 @@ import { type Symbols, symbols } from "./_symbols.ts";
 import { ABI_VERSION, ENUMS, KINDS } from "./_kinds.ts";
 import { type FieldRow, readEnums, readKinds } from "./_tables.ts";
 import { LibraryLoadError } from "./errors.ts";
+import { cacheDir } from "./_cache.ts";
 
 /** Where {@link load} looks for the library. */
 export interface LoadOptions {
@@ -44,6 +45,12 @@ function candidates(options: LoadOptions): Candidate[] {
   if (local.protocol === "file:") {
     list.push({ path: Deno.build.os === "windows" ? local.pathname.slice(1) : local.pathname });
   }
+  const cache = cacheDir();
+  list.push(
+    cache
+      ? { path: `${cache}/${libraryFileName()}` }
+      : { note: "the build cache (not read: pass --allow-env=HOME,XDG_CACHE_HOME,GPURES_CACHE_DIR)" },
+  );
   list.push({ path: libraryFileName() }); // the system loader's search path
   return list;
 }
@@ -159,7 +166,7 @@ function openLibrary(options: LoadOptions): Symbols {
   throw new LibraryLoadError(
     `Cannot load gpures: no library found (tried ${
       tried.join(", ")
-    }); run "deno task build" or set GPURES_LIB to the library's path`,
+    }); run "deno task build" (from a checkout) or "deno run -A jsr:@gpures/gpures/build" (from JSR), or set GPURES_LIB to the library's path`,
     "NOT_FOUND",
   );
 }

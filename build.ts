@@ -1,0 +1,137 @@
+/**
+ * Builds the native library from the C sources that ship with this package,
+ * into a per-version cache folder where {@link load} finds it. For users who
+ * install from JSR; a checkout builds with `deno task build` instead.
+ *
+ * ```sh
+ * deno run -A jsr:@gpures/gpures/build
+ * ```
+ *
+ * Needs CMake (3.20 or newer) and a C compiler. GPURES_CACHE_DIR overrides
+ * the cache folder.
+ *
+ * @example
+ * ```ts
+ * import { buildNativeLibrary } from "@gpures/gpures/build";
+ * const path = await buildNativeLibrary();
+ * console.log(`built ${path}`);
+ * ```
+ *
+ * @module
+ */
+
+import { cacheDir, VERSION } from "./ffi/_cache.ts";
+import { libraryFileName } from "./ffi/_load.ts";
+
+/** The files the native build needs, relative to this module; a test keeps the list complete. */
+export const NATIVE_SOURCES: readonly string[] = [
+  "CMakeLists.txt",
+  "cmake/install/gpuresConfig.cmake.in",
+  "cmake/install/gpures.pc.in",
+  "native/include/gpures.h",
+  "native/include/gpures_lists.h",
+  "native/src/alloc.c",
+  "native/src/describe_json.c",
+  "native/src/enums.c",
+  "native/src/events.c",
+  "native/src/fields.c",
+  "native/src/handle_table.c",
+  "native/src/internal.h",
+  "native/src/kinds.c",
+  "native/src/os_posix.c",
+  "native/src/os_windows.c",
+  "native/src/pixel_format.c",
+  "native/src/status.c",
+  "native/src/variants/cpu.c",
+  "native/src/variants/cuda.c",
+  "native/src/variants/d3d.c",
+  "native/src/variants/dma_buf.c",
+  "native/src/variants/gl.c",
+  "native/src/variants/metal.c",
+  "native/src/variants/opencl.c",
+  "native/src/variants/vaapi.c",
+  "native/src/variants/vulkan.c",
+  "native/src/variants/wgpu.c",
+];
+
+async function run(cmd: string, args: string[], what: string): Promise<void> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new Error(
+        `Cannot build gpures: "${cmd}" is not installed; install CMake 3.20+ and a C compiler (Debian: apt install cmake gcc; macOS: xcode-select --install and brew install cmake)`,
+      );
+    }
+    throw e;
+  }
+  if (!output.success) {
+    const log = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    const hint = /CMAKE_C_COMPILER|No CMAKE_C_COMPILER|compiler/i.test(log)
+      ? "; no working C compiler was found (Debian: apt install gcc)"
+      : "";
+    throw new Error(`Cannot build gpures: ${what} failed${hint}\n${log}`);
+  }
+}
+
+/**
+ * Builds the library into the cache folder and returns its path.
+ *
+ * @param options `dir` overrides the cache folder; `quiet` silences progress.
+ */
+export async function buildNativeLibrary(
+  options: { dir?: string; quiet?: boolean } = {},
+): Promise<string> {
+  const dir = options.dir ?? cacheDir();
+  if (!dir) {
+    throw new Error(
+      "Cannot build gpures: no cache folder; set GPURES_CACHE_DIR or HOME and allow reading it (--allow-env)",
+    );
+  }
+  const log = options.quiet ? () => {} : (m: string) => console.error(m);
+  const src = `${dir}/src`, out = `${dir}/cmake-build`;
+  log(`gpures ${VERSION}: fetching ${NATIVE_SOURCES.length} source files into ${src}`);
+  for (const file of NATIVE_SOURCES) {
+    const response = await fetch(new URL(file, import.meta.url));
+    if (!response.ok) throw new Error(`Cannot build gpures: ${file} could not be fetched (${response.status})`);
+    const target = `${src}/${file}`;
+    await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    await Deno.writeFile(target, new Uint8Array(await response.arrayBuffer()));
+  }
+  log("configuring with cmake");
+  await run("cmake", [
+    "-S",
+    src,
+    "-B",
+    out,
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGPURES_BUILD_TESTS=OFF",
+    "-DGPURES_BUILD_TEST_HELPERS=OFF",
+    "-DGPURES_BUILD_BENCH=OFF",
+  ], "cmake configure");
+  log("building");
+  await run("cmake", ["--build", out, "--config", "Release"], "cmake --build");
+  const name = libraryFileName();
+  const built = [`${out}/${name}`, `${out}/Release/${name}`].find((p) => {
+    try {
+      return Deno.statSync(p).isFile;
+    } catch {
+      return false;
+    }
+  });
+  if (!built) throw new Error(`Cannot build gpures: the build did not produce ${name}`);
+  const target = `${dir}/${name}`;
+  await Deno.copyFile(built, target); // follows the versioned symlinks to the real file
+  log(`built ${target}`);
+  return target;
+}
+
+if (import.meta.main) {
+  try {
+    await buildNativeLibrary();
+  } catch (e) {
+    console.error((e as Error).message);
+    Deno.exit(1);
+  }
+}
