@@ -1,14 +1,15 @@
 // A decoder -> renderer -> encoder pipeline whose stages pass frames as
 // gpures handles. The decoder writes into a ring of CPU slots; the renderer
 // (Deno's WebGPU) uploads straight from the memory the handle aliases and
-// renders into a texture it hands on as a WgpuTexture; the encoder reads
+// renders into a texture it hands on as a WgpuTexture (without WebGPU, a CPU
+// renderer hands on CpuBytes of its own ring instead); the encoder reads
 // that texture back into its own ring and "encodes" it (a checksum). Every
 // hand-off is a handle: the frame's memory is never copied between stages,
 // which the demo shows by the identity of the addresses.
 //
 //   deno task demo     (or: deno run --allow-ffi --allow-env examples/pipeline.ts)
 
-import { CpuBytes, liveHandles, load, WgpuTexture } from "../mod.ts";
+import { CpuBytes, type GpuResource, liveHandles, load, WgpuTexture } from "../mod.ts";
 
 const W = 1280, H = 720, FRAMES = 60, SLOTS = 3;
 const bytesPerRow = W * 4;
@@ -51,8 +52,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   textureStore(dst, vec2<i32>(id.xy), vec4<f32>(1.0 - c.rgb, 1.0));
 }`;
 
+/** A renderer takes a frame handle and hands on a handle of what it drew. */
+interface Renderer {
+  readonly api: string;
+  render(frame: CpuBytes): GpuResource<unknown>;
+}
+
+/** An encoder takes a rendered handle and "encodes" it (a checksum stands in for a codec). */
+interface Encoder {
+  encode(rendered: GpuResource<unknown>): Promise<number>;
+}
+
 /** Renders with WebGPU: inverts the colours of each frame into a texture of its own. */
-class Renderer {
+class WebGpuRenderer implements Renderer {
+  readonly api = "WebGPU";
   readonly input: GPUTexture;
   readonly outputs: GPUTexture[];
   readonly pipeline: GPUComputePipeline;
@@ -109,8 +122,8 @@ class Renderer {
 }
 
 // ------------------------------------------------------------------ encoder
-/** Reads rendered textures back and "encodes" them (a checksum stands in for a codec). */
-class Encoder {
+/** Reads rendered textures back and checksums them. */
+class WebGpuEncoder implements Encoder {
   readonly staging: GPUBuffer;
   constructor(readonly device: GPUDevice) {
     this.staging = device.createBuffer({
@@ -119,32 +132,67 @@ class Encoder {
     });
   }
 
-  async encode(rendered: WgpuTexture): Promise<number> {
+  async encode(rendered: GpuResource<unknown>): Promise<number> {
     const encoder = this.device.createCommandEncoder();
-    encoder.copyTextureToBuffer({ texture: rendered.texture }, {
+    encoder.copyTextureToBuffer({ texture: (rendered as WgpuTexture).texture }, {
       buffer: this.staging,
       bytesPerRow,
     }, [W, H]);
     this.device.queue.submit([encoder.finish()]);
     await this.staging.mapAsync(GPUMapMode.READ);
-    const words = new Uint32Array(this.staging.getMappedRange());
-    let sum = 0;
-    for (let i = 0; i < words.length; i += 97) sum = (sum * 31 + words[i]) >>> 0;
+    const sum = checksum(new Uint32Array(this.staging.getMappedRange()));
     this.staging.unmap();
     return sum;
   }
 }
 
-// ------------------------------------------------------------------ the run
-const adapter = await navigator.gpu?.requestAdapter();
-const device = await adapter?.requestDevice();
-if (!device) {
-  console.log("No WebGPU adapter here: the pipeline needs one (Mesa's lavapipe or a GPU).");
-  Deno.exit(0);
+function checksum(words: Uint32Array): number {
+  let sum = 0;
+  for (let i = 0; i < words.length; i += 97) sum = (sum * 31 + words[i]) >>> 0;
+  return sum;
 }
+
+/** The words of CPU memory a handle names, read through the handle alone. */
+function wordsOf(resource: GpuResource<unknown>): Uint32Array {
+  const { ptr, size } = resource.describe() as { ptr: bigint; size: bigint };
+  return new Uint32Array(
+    Deno.UnsafePointerView.getArrayBuffer(Deno.UnsafePointer.create(ptr)!, Number(size)),
+  );
+}
+
+/** The CPU fallback when there is no WebGPU: the same work into a ring of CPU buffers. */
+class CpuRenderer implements Renderer {
+  readonly api = "CPU";
+  readonly outputs = Array.from({ length: SLOTS }, () => new Uint32Array(W * H));
+  next = 0;
+
+  render(frame: CpuBytes): CpuBytes {
+    const input = wordsOf(frame), output = this.outputs[this.next++ % SLOTS];
+    for (let i = 0; i < input.length; i++) output[i] = 0xff000000 | ~input[i] & 0xffffff;
+    return CpuBytes.create({
+      data: output,
+      rowPitch: bytesPerRow,
+      format: "RgbaU8",
+      width: W,
+      height: H,
+    });
+  }
+}
+
+class CpuEncoder implements Encoder {
+  encode(rendered: GpuResource<unknown>): Promise<number> {
+    return Promise.resolve(checksum(wordsOf(rendered)));
+  }
+}
+
+// ------------------------------------------------------------------ the run
+const adapter = await navigator.gpu?.requestAdapter().catch(() => null);
+const device = await adapter?.requestDevice().catch(() => undefined);
+const renderer: Renderer = device ? new WebGpuRenderer(device) : new CpuRenderer();
+const encoder: Encoder = device ? new WebGpuEncoder(device) : new CpuEncoder();
 console.log(
-  `pipeline: ${W}x${H} RGBA, ${FRAMES} frames, ${SLOTS} decoder slots, WebGPU on ${
-    adapter!.info.description || "an adapter"
+  `pipeline: ${W}x${H} RGBA, ${FRAMES} frames, ${SLOTS} decoder slots, rendering with ${renderer.api}${
+    device ? ` on ${adapter!.info.description || "an adapter"}` : " (no WebGPU adapter here)"
   }`,
 );
 
@@ -152,8 +200,6 @@ load(); // once, up front, so the first frame does not pay for finding the libra
 let handleNs = 0; // time spent in gpures calls during the current frame
 const perFrameNs: number[] = [];
 const decoder = new Decoder();
-const renderer = new Renderer(device);
-const encoder = new Encoder(device);
 const start = performance.now();
 for (let n = 0; n < FRAMES; n++) {
   const frame = decoder.decode(n); // stage 1 hands on a CpuBytes handle
@@ -164,7 +210,7 @@ for (let n = 0; n < FRAMES; n++) {
   frame.release(); // the decoder's slot returns to its ring
   handleNs += (performance.now() - t) * 1e6;
   const checksum = await encoder.encode(rendered); // stage 3 takes it
-  const renderedFormat = rendered.describe().format;
+  const renderedFormat = (rendered.describe() as { format: string }).format;
   t = performance.now();
   rendered.release();
   handleNs += (performance.now() - t) * 1e6;
@@ -193,4 +239,4 @@ console.log(
 console.log(
   `live handles at the end: ${liveHandles()}, free decoder slots: ${decoder.free.length}/${SLOTS}`,
 );
-device.destroy();
+device?.destroy();
