@@ -31,6 +31,9 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/include/gpures.h",
   "native/include/gpures_lists.h",
   "native/src/alloc.c",
+  "native/src/build_os.h",
+  "native/src/channel_posix.c",
+  "native/src/channel_windows.c",
   "native/src/describe_json.c",
   "native/src/enums.c",
   "native/src/events.c",
@@ -94,7 +97,9 @@ export async function buildNativeLibrary(
   log(`gpures ${VERSION}: fetching ${NATIVE_SOURCES.length} source files into ${src}`);
   for (const file of NATIVE_SOURCES) {
     const response = await fetch(new URL(file, import.meta.url));
-    if (!response.ok) throw new Error(`Cannot build gpures: ${file} could not be fetched (${response.status})`);
+    if (!response.ok) {
+      throw new Error(`Cannot build gpures: ${file} could not be fetched (${response.status})`);
+    }
     const target = `${src}/${file}`;
     await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
     await Deno.writeFile(target, new Uint8Array(await response.arrayBuffer()));

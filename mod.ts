@@ -59,6 +59,8 @@ export {
   WgpuTexture,
   type WgpuTextureCreateDesc,
 } from "./ffi/variants.ts";
+export { Channel, ChannelListener, type ChannelResource } from "./ffi/channel.ts";
+export { liveMappings } from "./ffi/_mapping.ts";
 export {
   PixelFormat,
   type PixelFormatInfo,

@@ -197,16 +197,228 @@ function read(f: FieldRow, view: DataView, at: number): unknown {
   }
 }
 
+// ------------------------------------------------------------- compiled codecs
+//
+// The generic Encoder and read() above walk the field rows on every call.
+// Each kind also gets a pair of functions compiled once from its rows, with
+// every offset, key and type written in: the encoder takes the common inputs
+// (numbers, bigints, pointers, names, Uint8Array UUIDs) and gives up on
+// anything else, which the generic Encoder then converts or rejects with its
+// message; the decoder builds the description object in one literal. The rows
+// come from the generated kind table (keys match /^\w+$/), never from input.
+
+type FastEncode = (d: Record<string, unknown>, w: DataView, b: Uint8Array) => boolean;
+type FastDecode = (
+  w: DataView,
+  b: Uint8Array,
+  kind: string,
+  kindId: number,
+  refcount: number,
+) => Record<string, unknown>;
+
+/** Statements that check the JS value in `v` and write it at byte `at`, or return false. */
+function encodeValue(f: FieldRow, at: string, v: string): string {
+  switch (f.type) {
+    case FIELD.U32:
+    case FIELD.COUNT:
+      return `if (typeof ${v} !== "number" || (${v} >>> 0) !== ${v}) return false;
+      w.setUint32(${at}, ${v}, true);`;
+    case FIELD.I32:
+    case FIELD.FD:
+      return `if (typeof ${v} !== "number" || (${v} | 0) !== ${v}) return false;
+      w.setInt32(${at}, ${v}, true);`;
+    case FIELD.BOOL:
+      return `if (${v} === true) w.setUint32(${at}, 1, true); else if (${v} !== false) return false;`;
+    case FIELD.U64:
+      return `if (typeof ${v} !== "bigint" || ${v} < 0n || ${v} > M) return false;
+      w.setBigUint64(${at}, ${v}, true);`;
+    case FIELD.PTR:
+      return `if (typeof ${v} === "bigint") { if (${v} < 0n || ${v} > M) return false; }
+      else if (${v} === null) ${v} = 0n;
+      else if (typeof ${v} === "object") { ${v} = addressOf(${v}); if (typeof ${v} !== "bigint") return false; }
+      else return false;
+      ${
+        f.size === 8
+          ? `w.setBigUint64(${at}, ${v}, true);`
+          : `w.setUint32(${at}, Number(${v}), true);`
+      }`;
+    case FIELD.UUID:
+      return `if (!(${v} instanceof Uint8Array) || ${v}.length !== 16) return false;
+      b.set(${v}, ${at});`;
+    case FIELD.ENUM:
+      return `if (typeof ${v} === "string") { ${v} = E${f.enumSet}.get(${v}); if (${v} === undefined) return false; }
+      if (typeof ${v} !== "number" || (${v} >>> 0) !== ${v}) return false;
+      w.setUint32(${at}, ${v}, true);`;
+  }
+  return "return false;";
+}
+
+/** An expression reading the field at byte `at` as describe() shows it. */
+function decodeValue(f: FieldRow, at: string): string {
+  const optional = (f.flags & 1) !== 0;
+  switch (f.type) {
+    case FIELD.I32:
+    case FIELD.FD:
+      return `w.getInt32(${at}, true)`;
+    case FIELD.U64:
+      return `w.getBigUint64(${at}, true)`;
+    case FIELD.PTR: {
+      const a = f.size === 8 ? `w.getBigUint64(${at}, true)` : `BigInt(w.getUint32(${at}, true))`;
+      return optional ? `((t = ${a}) === 0n ? null : t)` : a;
+    }
+    case FIELD.BOOL:
+      return `w.getUint32(${at}, true) !== 0`;
+    case FIELD.UUID:
+      return `uuid(b, ${at})`;
+    case FIELD.ENUM:
+      return `(t = w.getUint32(${at}, true), N${f.enumSet}.get(t) ?? t)`;
+    default:
+      return optional
+        ? `((t = w.getUint32(${at}, true)) === 0 ? null : t)`
+        : `w.getUint32(${at}, true)`;
+  }
+}
+
+// Described UUIDs are 16-byte views into a shared pool buffer, the way Node pools
+// small Buffers: an ArrayBuffer of their own would cost hundreds of ns each. Copy
+// one (`slice()`) before transferring its buffer.
+const UUID_POOL = 2048;
+let uuidPool = new ArrayBuffer(UUID_POOL);
+let uuidNext = 0;
+
+function uuid(b: Uint8Array, at: number): Uint8Array {
+  if (uuidNext === UUID_POOL) {
+    uuidPool = new ArrayBuffer(UUID_POOL);
+    uuidNext = 0;
+  }
+  const u = new Uint8Array(uuidPool, uuidNext, 16);
+  uuidNext += 16;
+  for (let i = 0; i < 16; i++) u[i] = b[at + i];
+  return u;
+}
+
+function compile(nodes: Node[]): { encode: FastEncode; decode: FastDecode } {
+  const sets = new Set<number>();
+  const enc: string[] = [];
+  const locals: string[] = [];
+  const props: string[] = [];
+  nodes.forEach((n, index) => {
+    for (const f of n.rows) if (f.enumSet) sets.add(f.enumSet);
+    const key = JSON.stringify(n.key);
+    const first = n.rows[0];
+    const missing = n.required ? " else return false;" : "";
+    // ---- encode
+    if (n.shape === "scalar") {
+      enc.push(`v = d[${key}];
+    if (v !== undefined) { ${first.presentBit ? `fl |= ${first.presentBit};` : ""}
+      ${encodeValue(first, String(first.offset), "v")}
+    }${missing}`);
+    } else if (n.shape === "group") {
+      enc.push(`v = d[${key}];
+    if (v !== undefined && v !== null) {
+      if (typeof v !== "object") return false;
+      fl |= ${first.presentBit};
+      ${
+        n.rows.map((f) =>
+          `m = v[${JSON.stringify(memberName(f))}]; if (m === undefined) return false;
+      ${encodeValue(f, String(f.offset), "m")}`
+        ).join("\n      ")
+      }
+    }${missing}`);
+    } else {
+      const count = n.count!;
+      const body = n.shape === "array"
+        ? `e = v[i]; ${encodeValue(first, `${first.offset} + i * ${first.stride}`, "e")}`
+        : `e = v[i]; if (typeof e !== "object" || e === null) return false;
+        ${
+          n.rows.map((f) =>
+            `m = e[${JSON.stringify(memberName(f))}]; if (m === undefined) return false;
+        ${encodeValue(f, `${f.offset} + i * ${f.stride}`, "m")}`
+          ).join("\n        ")
+        }`;
+      enc.push(`v = d[${key}];
+    if (v !== undefined && v !== null) {
+      if (!Array.isArray(v)) return false;
+      w.setUint32(${count.offset}, v.length, true);
+      n = v.length < ${count.count} ? v.length : ${count.count};
+      for (i = 0; i < n; i++) { ${body} }
+    }${missing}`);
+    }
+    // ---- decode
+    let value: string;
+    if (n.shape === "scalar") {
+      value = decodeValue(first, String(first.offset));
+    } else if (n.shape === "group") {
+      value = `{ ${
+        n.rows.map((f) => `${JSON.stringify(memberName(f))}: ${decodeValue(f, String(f.offset))}`)
+          .join(", ")
+      } }`;
+    } else {
+      const count = n.count!;
+      const item = n.shape === "array"
+        ? decodeValue(first, `${first.offset} + i * ${first.stride}`)
+        : `{ ${
+          n.rows.map((f) =>
+            `${JSON.stringify(memberName(f))}: ${decodeValue(f, `${f.offset} + i * ${f.stride}`)}`
+          ).join(", ")
+        } }`;
+      locals.push(`const a${index} = [];
+    n = w.getUint32(${count.offset}, true); if (n > ${count.count}) n = ${count.count};
+    for (i = 0; i < n; i++) a${index}.push(${item});`);
+      value = `a${index}`;
+    }
+    props.push(
+      `${key}: ${first.presentBit ? `(fl & ${first.presentBit}) ? ${value} : null` : value}`,
+    );
+  });
+  const tables = [...sets].map((s) => `const E${s} = values.get(${s}), N${s} = names.get(${s});`);
+  const source = `"use strict";
+  ${tables.join("\n  ")}
+  function encode(d, w, b) {
+    let v, m, e, n, i, fl = 0;
+    ${enc.join("\n    ")}
+    if (fl) w.setUint32(4, fl, true);
+    return true;
+  }
+  function decode(w, b, kind, kindId, refcount) {
+    const fl = w.getUint32(4, true);
+    let t, n, i;
+    ${locals.join("\n    ")}
+    return { kind, kindId, refcount, ${props.join(", ")} };
+  }
+  return { encode, decode };`;
+  return new Function("values", "names", "addressOf", "uuid", "M", source)(
+    enumValues,
+    enumNames,
+    addressOf,
+    uuid,
+    U64_MAX,
+  );
+}
+
 /** Encoder and decoder of one kind's descriptor. */
 export class Codec {
   readonly nodes: Node[];
   readonly bytes: Uint8Array;
   readonly #view: DataView;
+  readonly #fast: { encode: FastEncode; decode: FastDecode } | undefined;
+  #pointer: Deno.PointerValue | undefined;
 
   constructor(readonly kind: KindRow) {
     this.nodes = nodesOf(kind);
-    this.bytes = new Uint8Array(kind.descSize);
+    // Its own ArrayBuffer, so the address computed once stays the bytes' address.
+    this.bytes = new Uint8Array(new ArrayBuffer(kind.descSize));
     this.#view = new DataView(this.bytes.buffer);
+    try {
+      this.#fast = compile(this.nodes);
+    } catch {
+      this.#fast = undefined; // code generation disallowed: the generic path does it all
+    }
+  }
+
+  /** The address of `bytes`, for the calls that take the descriptor as a pointer. */
+  get pointer(): Deno.PointerValue {
+    return this.#pointer ??= Deno.UnsafePointer.of(this.bytes.buffer as ArrayBuffer);
   }
 
   /** Writes `desc` into `this.bytes`, throwing InvalidHandleError naming the field on bad input. */
@@ -218,14 +430,25 @@ export class Codec {
         "desc",
       );
     }
-    this.bytes.fill(0);
-    this.#view.setUint32(0, this.kind.descSize, true);
-    const encoder = new Encoder(this.kind, this.#view);
+    const bytes = this.bytes, view = this.#view;
+    bytes.fill(0);
+    view.setUint32(0, this.kind.descSize, true);
+    if (this.#fast?.encode(desc, view, bytes)) return bytes;
+    // A value to convert (a number for a u64, ...) or to reject: the generic encoder does both.
+    bytes.fill(0);
+    view.setUint32(0, this.kind.descSize, true);
+    const encoder = new Encoder(this.kind, view);
     for (const n of this.nodes) encoder.node(n, desc);
-    return this.bytes;
+    return bytes;
   }
 
-  /** Reads the descriptor bytes `gpures_describe` wrote into `this.bytes`. */
+  /** The description of the descriptor bytes `gpures_describe` wrote into `this.bytes`. */
+  describe(kind: string, kindId: number, refcount: number): Record<string, unknown> {
+    if (this.#fast) return this.#fast.decode(this.#view, this.bytes, kind, kindId, refcount);
+    return { kind, kindId, refcount, ...this.decode() };
+  }
+
+  /** Reads the descriptor bytes `gpures_describe` wrote into `this.bytes` (the generic path). */
   decode(): Record<string, unknown> {
     const view = this.#view;
     const flags = view.getUint32(4, true);

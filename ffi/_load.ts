@@ -47,9 +47,9 @@ function candidates(options: LoadOptions): Candidate[] {
   }
   const cache = cacheDir();
   list.push(
-    cache
-      ? { path: `${cache}/${libraryFileName()}` }
-      : { note: "the build cache (not read: pass --allow-env=HOME,XDG_CACHE_HOME,GPURES_CACHE_DIR)" },
+    cache ? { path: `${cache}/${libraryFileName()}` } : {
+      note: "the build cache (not read: pass --allow-env=HOME,XDG_CACHE_HOME,GPURES_CACHE_DIR)",
+    },
   );
   list.push({ path: libraryFileName() }); // the system loader's search path
   return list;

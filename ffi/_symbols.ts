@@ -70,6 +70,79 @@ export const symbols = {
   // int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uint32_t capacity,
   //                             uint32_t *out_count)
   gpures_event_queue_poll: { parameters: ["u32", "buffer", "u32", "buffer"], result: "i32" },
+
+  // The calls every create, describe, refcount, fromRaw and keep-alive delivery
+  // makes, declared again with their buffers as pointers: gpu_resource.ts passes
+  // addresses of scratch memory computed once, which cross several times faster
+  // than buffer arguments. Same C functions as above.
+  // int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
+  //                   gpures_handle *out_handle)
+  gpures_create_at: {
+    name: "gpures_create",
+    parameters: ["u32", "pointer", "pointer", "pointer"],
+    result: "i32",
+  },
+  // int gpures_describe(gpures_handle handle, void *out, uint32_t out_size)
+  gpures_describe_at: {
+    name: "gpures_describe",
+    parameters: ["u64", "pointer", "u32"],
+    result: "i32",
+  },
+  // int gpures_kind(gpures_handle handle, uint32_t *out_kind)
+  gpures_kind_at: { name: "gpures_kind", parameters: ["u64", "pointer"], result: "i32" },
+  // int gpures_refcount(gpures_handle handle, uint32_t *out_refcount)
+  gpures_refcount_at: { name: "gpures_refcount", parameters: ["u64", "pointer"], result: "i32" },
+  // int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uint32_t capacity,
+  //                             uint32_t *out_count)
+  gpures_event_queue_poll_at: {
+    name: "gpures_event_queue_poll",
+    parameters: ["u32", "pointer", "u32", "pointer"],
+    result: "i32",
+  },
+
+  // Channels between processes (gpures.h, "channels between processes"). The
+  // calls that move handles never wait (GPURES_CHANNEL_NONBLOCK); waiting is
+  // gpures_channel_wait on a thread of Deno's blocking pool (nonblocking: true).
+  // int gpures_channel_listen(const char *path, int *out_fd)
+  gpures_channel_listen: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_channel_accept(int listen_fd, uint32_t flags, int *out_fd)
+  gpures_channel_accept: { parameters: ["i32", "u32", "buffer"], result: "i32" },
+  // int gpures_channel_connect(const char *path, uint32_t flags, int *out_fd)
+  gpures_channel_connect: { parameters: ["buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_channel_pair(int out_fds[2])
+  gpures_channel_pair: { parameters: ["buffer"], result: "i32" },
+  // int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *out_sent)
+  gpures_channel_send: { parameters: ["i32", "u64", "u32", "buffer"], result: "i32" },
+  // int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle)
+  gpures_channel_receive: { parameters: ["i32", "u32", "buffer"], result: "i32" },
+  // int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready),
+  // awaited off the isolate's thread
+  gpures_channel_wait: {
+    parameters: ["i32", "u32", "i32", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  // The same function called on the isolate's thread (timeout 0), to read its error message.
+  channel_wait_now: {
+    name: "gpures_channel_wait",
+    parameters: ["i32", "u32", "i32", "buffer"],
+    result: "i32",
+  },
+  // int gpures_channel_shutdown(int fd)
+  gpures_channel_shutdown: { parameters: ["i32"], result: "i32" },
+  // int gpures_channel_close(int fd)
+  gpures_channel_close: { parameters: ["i32"], result: "i32" },
+  // int gpures_channel_unlink(const char *path)
+  gpures_channel_unlink: { parameters: ["buffer"], result: "i32" },
+
+  // CPU mappings of owned fds.
+  // int gpures_map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
+  //                uint64_t *out_size)
+  gpures_map: { parameters: ["u64", "u32", "u32", "buffer", "buffer"], result: "i32" },
+  // int gpures_unmap(void *ptr)
+  gpures_unmap: { parameters: ["pointer"], result: "i32" },
+  // uint64_t gpures_live_mappings(void)
+  gpures_live_mappings: { parameters: [], result: "u64" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The loaded library's symbols. */

@@ -69,17 +69,64 @@ interface KeepAliveRecord {
   holds: unknown[];
 }
 
-const records = new Map<bigint, KeepAliveRecord>();
-let nextToken = 1n;
+// The records by token: token t is slot t - 1 of `records`, a slot reused
+// once its record is gone (an array and a free list cost a fraction of a Map).
+// Reuse is safe: a handle's RELEASED event is the last event with its token
+// (each MARK_CONSUMED is posted while the handle is pinned, so before it) and
+// the queue is first in, first out.
+const records: (KeepAliveRecord | undefined)[] = [];
+const freeRecords: number[] = [];
+let liveRecords = 0;
+
+/** A token for a new record; give it back with dropToken if the record is never added. */
+function takeToken(): number {
+  return (freeRecords.length ? freeRecords.pop()! : records.push(undefined) - 1) + 1;
+}
+
+function dropToken(token: number): void {
+  records[token - 1] = undefined;
+  freeRecords.push(token - 1);
+}
+
+function removeRecord(token: number): KeepAliveRecord | undefined {
+  const record = token >= 1 ? records[token - 1] : undefined;
+  if (record) {
+    dropToken(token);
+    liveRecords--;
+  }
+  return record;
+}
 let queue = 0;
 let timer: ReturnType<typeof setInterval> | undefined;
-const eventBytes = new Uint8Array(16 * 64);
-const eventView = new DataView(eventBytes.buffer);
-const u32Out = new Uint32Array(1);
-const u64Out = new BigUint64Array(1);
-const optionBytes = new Uint8Array(48);
-const optionView = new DataView(optionBytes.buffer);
 const EVENT_RELEASED = 1;
+const NO_ERRORS: unknown[] = [];
+
+// Out-parameters, create options and polled events live in one scratch
+// buffer whose address is computed once: the hot calls take them as pointers
+// (a pointer argument crosses several times faster than a buffer).
+const scratch = new ArrayBuffer(16 + 48 + 16 * 64);
+const u64Out = new BigUint64Array(scratch, 0, 1); // a created handle
+const u32Out = new Uint32Array(scratch, 8, 1); // a kind, refcount, queue or event count
+const optionView = new DataView(scratch, 16, 48); // gpures_create_options
+const eventView = new DataView(scratch, 64, 16 * 64); // gpures_event[64]
+optionView.setUint32(0, 48, true); // struct_size; keep_alive stays zero
+let scratchAt: Deno.PointerObject | undefined;
+let u32At: Deno.PointerValue = null;
+let optionsAt: Deno.PointerValue = null;
+let eventsAt: Deno.PointerValue = null;
+/** The loaded library's symbols, once native() ran (a library stays loaded for good). */
+let loadedSymbols: Symbols | undefined;
+
+/** The library, with the scratch pointers computed (once, after it loaded). */
+function native(): Symbols {
+  if (loadedSymbols) return loadedSymbols;
+  const s = lib();
+  scratchAt = Deno.UnsafePointer.of(scratch)!;
+  u32At = Deno.UnsafePointer.offset(scratchAt, 8);
+  optionsAt = Deno.UnsafePointer.offset(scratchAt, 16);
+  eventsAt = Deno.UnsafePointer.offset(scratchAt, 64);
+  return loadedSymbols = s;
+}
 
 function eventQueue(s: Symbols): number {
   if (!queue) {
@@ -103,25 +150,41 @@ function call(target: unknown, method: "release" | "markConsumed", errors: unkno
  * Delivers the events the library queued for this isolate: last releases and
  * consumer marks, made on any thread. Returns what the callbacks threw.
  */
+let draining = false;
+
 function drain(): unknown[] {
+  // A callback that releases another handle lands here again: the outer loop
+  // polls until the queue is empty, so the nested call leaves its events to it
+  // rather than overwriting the batch being delivered.
+  if (!queue || draining) return NO_ERRORS;
+  draining = true;
+  try {
+    return deliver();
+  } finally {
+    draining = false;
+  }
+}
+
+function deliver(): unknown[] {
   const errors: unknown[] = [];
-  if (!queue) return errors;
-  const s = lib();
-  while (s.gpures_event_queue_pending(queue) > 0) {
-    check(s.gpures_event_queue_poll(queue, eventBytes, 64, u32Out));
-    for (let i = 0; i < u32Out[0]; i++) {
-      const token = eventView.getBigUint64(i * 16, true);
-      const record = records.get(token);
-      if (!record) continue;
+  const s = native();
+  for (let n = 1; n > 0;) { // until empty: callbacks may have released more
+    check(s.gpures_event_queue_poll_at(queue, eventsAt, 64, u32At));
+    n = u32Out[0];
+    for (let i = 0; i < n; i++) {
+      // Tokens are (queue << 32) | slot: only this isolate's queue receives them.
+      const token = eventView.getUint32(i * 16, true);
+      if (eventView.getUint32(i * 16 + 4, true) !== queue) continue;
       if (eventView.getUint32(i * 16 + 8, true) === EVENT_RELEASED) {
-        records.delete(token);
-        call(record.keepAlive, "release", errors);
+        const record = removeRecord(token);
+        if (record) call(record.keepAlive, "release", errors);
       } else {
-        call(record.keepAlive, "markConsumed", errors);
+        const record = token >= 1 ? records[token - 1] : undefined;
+        if (record) call(record.keepAlive, "markConsumed", errors);
       }
     }
   }
-  if (records.size === 0 && timer !== undefined) {
+  if (liveRecords === 0 && timer !== undefined) {
     clearInterval(timer);
     timer = undefined;
   }
@@ -139,7 +202,7 @@ function throwAll(errors: unknown[]): void {
  * gave away or no longer holds; releases made here are delivered at once.
  */
 function startPolling(): void {
-  if (timer !== undefined || records.size === 0) return;
+  if (timer !== undefined || liveRecords === 0) return;
   const id = setInterval(() => {
     for (const e of drain()) reportError(e);
   }, 20);
@@ -149,10 +212,21 @@ function startPolling(): void {
 
 /** The token under which this isolate holds a handle's keep-alive, if any. */
 export function holdingsOf(token: bigint): unknown[] | undefined {
-  return records.get(token)?.holds;
+  if (!queue || token >> 32n !== BigInt(queue)) return undefined; // another isolate's token
+  const slot = token & 0xffff_ffffn;
+  return slot >= 1n && slot <= BigInt(records.length)
+    ? records[Number(slot) - 1]?.holds
+    : undefined;
 }
 
 // ---------------------------------------------------------------- finalization
+//
+// The registry releases every wrapper that is collected unreleased. Registering
+// one (with an unregister token) and unregistering it cost several clones, so a
+// wrapper is registered lazily: at the next microtask checkpoint, or once
+// PENDING_MAX wrappers wait. One released before then never touches the
+// registry. Until it is registered `pending` holds it, so it cannot be collected
+// unregistered.
 
 const registry = new FinalizationRegistry<bigint>((handle) => {
   // A wrapper was collected without release(): drop its reference now.
@@ -160,11 +234,25 @@ const registry = new FinalizationRegistry<bigint>((handle) => {
   for (const e of drain()) reportError(e);
   startPolling();
 });
+const PENDING_MAX = 1024;
+const pending: GpuResource<unknown>[] = [];
+let flushQueued = false;
+/** Registers the pending wrappers still holding a handle; set by GpuResource (private fields). */
+let registerPending: () => void;
+
+function track(resource: GpuResource<unknown>): void {
+  if (pending.push(resource) >= PENDING_MAX) {
+    registerPending();
+  } else if (!flushQueued) {
+    flushQueued = true;
+    queueMicrotask(registerPending);
+  }
+}
 
 // --------------------------------------------------------------------- classes
 
 type ResourceClass<R extends GpuResource<unknown> = GpuResource<unknown>> = {
-  new (key: symbol, handle: bigint): R;
+  new (key: symbol, handle: bigint, posts?: boolean): R;
   readonly kindId: number;
 };
 const classes = new Map<number, ResourceClass>();
@@ -181,10 +269,14 @@ function unsupported(name: string, detail: string): UnsupportedPlatformError {
   );
 }
 
+/** The OS each kind was last found to exist on, so the table is read once per OS. */
+const existsOnCache: (string | undefined)[] = [];
+
 /** Refuses a kind that cannot exist here, before any native call. */
 export function assertSupported(kindId: number): void {
   const kind = KINDS[kindId - 1];
-  if (!existsOn(kind)) {
+  const os = currentOs();
+  if (existsOnCache[kindId] !== os && !existsOn(kind, os)) {
     throw unsupported(
       kind.name,
       `${kind.name} does not exist on "${currentOs()}"; it exists on ${
@@ -192,10 +284,13 @@ export function assertSupported(kindId: number): void {
       }`,
     );
   }
+  existsOnCache[kindId] = os;
   if (kind.name === "WgpuTexture" && !webGpuAvailable()) {
     throw unsupported(kind.name, "WebGPU is not available (navigator.gpu is missing)");
   }
 }
+
+const NO_HOLDS: unknown[] = [];
 
 /**
  * Creates a handle of `cls`'s kind from a wire descriptor (field names as
@@ -206,7 +301,7 @@ export function createResource<R extends GpuResource<unknown>>(
   cls: ResourceClass<R>,
   desc: Record<string, unknown>,
   options: FdCreateOptions | undefined,
-  holds: unknown[] = [],
+  holds: unknown[] = NO_HOLDS,
 ): R {
   assertSupported(cls.kindId);
   if (typeof desc !== "object" || desc === null || Array.isArray(desc)) {
@@ -219,21 +314,46 @@ export function createResource<R extends GpuResource<unknown>>(
     );
   }
   const keepAlive = options?.keepAlive;
-  const token = keepAlive !== undefined || holds.length ? nextToken++ : 0n;
-  // A kind whose descriptor names its host object (WgpuTexture) stores the token itself.
-  if ("token" in desc && desc.token === TOKEN) desc = { ...desc, token };
-  const bytes = codecOf(cls.kindId).encode(desc);
-  const s = lib();
-  optionBytes.fill(0);
-  optionView.setUint32(0, optionBytes.length, true);
-  optionView.setUint32(4, options?.takeOwnership ? 1 : 0, true);
-  if (token) {
-    optionView.setUint32(32, eventQueue(s), true);
-    optionView.setBigUint64(40, token, true);
+  const token = keepAlive !== undefined || holds.length ? takeToken() : 0;
+  try {
+    // A kind whose descriptor names its host object (WgpuTexture) stores the token itself.
+    // Only this module's own descriptor objects carry TOKEN, so it is filled in place.
+    // Its high half is this isolate's queue, so no other isolate mistakes it for one of its own.
+    const s = native();
+    if ("token" in desc && desc.token === TOKEN) {
+      desc.token = (BigInt(eventQueue(s)) << 32n) | BigInt(token);
+    }
+    const codec = codecOf(cls.kindId);
+    codec.encode(desc);
+    const own = options?.takeOwnership;
+    if (own !== undefined && typeof own !== "boolean") {
+      throw new InvalidHandleError(
+        `Cannot create ${
+          KINDS[cls.kindId - 1].name
+        }: options.takeOwnership must be a boolean, not ${typeof own}`,
+        "INVALID_VALUE",
+        "options.takeOwnership",
+      );
+    }
+    const takeOwnership = own ? 1 : 0;
+    let optionsPointer: Deno.PointerValue = null; // none: no keep-alive, fds duplicated
+    if (token || takeOwnership) {
+      optionView.setUint32(4, takeOwnership, true);
+      optionView.setUint32(32, token ? eventQueue(s) : 0, true);
+      optionView.setUint32(40, token, true);
+      optionView.setUint32(44, token ? queue : 0, true); // the isolate's mark, as in the token above
+      optionsPointer = optionsAt;
+    }
+    check(s.gpures_create_at(cls.kindId, codec.pointer, optionsPointer, scratchAt!));
+  } catch (e) {
+    if (token) dropToken(token);
+    throw e;
   }
-  check(s.gpures_create(cls.kindId, bytes, optionBytes, u64Out));
-  if (token) records.set(token, { keepAlive, holds });
-  return new cls(INTERNAL, u64Out[0]);
+  if (token) {
+    records[token - 1] = { keepAlive, holds };
+    liveRecords++;
+  }
+  return new cls(INTERNAL, u64Out[0], token !== 0);
 }
 
 /**
@@ -251,17 +371,40 @@ export function createResource<R extends GpuResource<unknown>>(
 export abstract class GpuResource<Description = Record<string, unknown>> {
   /** The kind's stable id; each subclass sets it. */
   static readonly kindId: number = 0;
-  #handle: bigint;
+  /** The handle this wrapper holds a reference to; undefined once released or given away. */
+  #handle: bigint | undefined;
   readonly #kindId: number;
+  /** Whether the finalization registry holds this wrapper (see `track`). */
+  #registered = false;
+  /**
+   * Whether the handle may carry a keep-alive token of this isolate, so that
+   * releasing it here can queue an event for this isolate to deliver at once.
+   * Events caused elsewhere reach the isolate through the poll (startPolling).
+   */
+  readonly #posts: boolean;
+
+  static {
+    registerPending = () => {
+      flushQueued = false;
+      for (const r of pending) {
+        if (r.#handle !== undefined && !r.#registered) {
+          registry.register(r, r.#handle, r);
+          r.#registered = true;
+        }
+      }
+      pending.length = 0;
+    };
+  }
 
   /** Not for users: resources come from `create()`, `clone()` or {@link GpuResource.fromRaw}. */
-  constructor(key: symbol, handle: bigint) {
+  constructor(key: symbol, handle: bigint, posts = true) {
     if (key !== INTERNAL) {
       throw new TypeError("Use the create() of a resource class, or GpuResource.fromRaw()");
     }
     this.#handle = handle;
     this.#kindId = (new.target as unknown as ResourceClass).kindId;
-    registry.register(this, handle, this);
+    this.#posts = posts;
+    track(this);
   }
 
   /** Whether {@link GpuResource.isSupported} answers yes for `kind` (a name or id) here. */
@@ -296,7 +439,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
         "handle",
       );
     }
-    check(lib().gpures_kind(handle, u32Out));
+    check(native().gpures_kind_at(handle, u32At));
     const wanted = (this as unknown as ResourceClass).kindId;
     if (wanted && wanted !== u32Out[0]) {
       // Called on a subclass: the reference stays with the caller.
@@ -308,7 +451,8 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
         "handle",
       );
     }
-    return new (classes.get(u32Out[0])!)(INTERNAL, handle);
+    // While no record lives here the handle cannot carry one of this isolate's tokens.
+    return new (classes.get(u32Out[0])!)(INTERNAL, handle, liveRecords > 0);
   }
 
   /** The kind's name. */
@@ -323,7 +467,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
 
   /** Whether this wrapper's reference was released (or given away by intoRaw). */
   get released(): boolean {
-    return this.#handle === 0n;
+    return this.#handle === undefined;
   }
 
   /** The raw 64-bit handle, still owned by this wrapper; for passing to native code. */
@@ -333,12 +477,12 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
 
   /** References held on the handle, by every owner. */
   get refcount(): number {
-    check(lib().gpures_refcount(this.#live("count references of"), u32Out));
+    check(native().gpures_refcount_at(this.#live("count references of"), u32At));
     return u32Out[0];
   }
 
   #live(verb: string): bigint {
-    if (this.#handle === 0n) {
+    if (this.#handle === undefined) {
       throw new ReleasedError(
         `Cannot ${verb} ${this.kind}: handle was released`,
         "STALE",
@@ -348,23 +492,35 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     return this.#handle;
   }
 
+  /** Takes this wrapper, whose reference is gone, out of the finalization bookkeeping. */
+  #forget(): void {
+    if (this.#registered) {
+      registry.unregister(this);
+    } else if (pending[pending.length - 1] === this) {
+      pending.pop(); // the newest wrapper, released at once: the common case, kept cheap
+    }
+  }
+
   /** Another reference to the same handle, released independently. */
   clone(): this {
     const handle = this.#live("clone");
-    check(lib().gpures_clone(handle));
-    const cls = this.constructor as unknown as new (key: symbol, handle: bigint) => this;
-    return new cls(INTERNAL, handle);
+    check(native().gpures_clone(handle));
+    const cls = this.constructor as unknown as new (
+      key: symbol,
+      handle: bigint,
+      posts: boolean,
+    ) => this;
+    return new cls(INTERNAL, handle, this.#posts);
   }
 
   /** Every field of the handle's descriptor, with kind, kindId and refcount. */
   describe(): Description {
     const handle = this.#live("describe");
     const codec = codecOf(this.#kindId);
-    const s = lib();
-    check(s.gpures_describe(handle, codec.bytes, codec.bytes.length));
-    const fields = codec.decode();
-    check(s.gpures_refcount(handle, u32Out));
-    return { kind: this.kind, kindId: this.#kindId, refcount: u32Out[0], ...fields } as Description;
+    const s = native();
+    check(s.gpures_describe_at(handle, codec.pointer, codec.bytes.length));
+    check(s.gpures_refcount_at(handle, u32At));
+    return codec.describe(this.kind, this.#kindId, u32Out[0]) as Description;
   }
 
   /** The library's JSON description (64-bit values as strings), as an object. */
@@ -375,11 +531,12 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** Drops this wrapper's reference; idempotent. The last release frees the handle. */
   release(): void {
     const handle = this.#handle;
-    if (handle === 0n) return;
-    this.#handle = 0n;
-    registry.unregister(this);
-    const status = lib().gpures_release(handle);
-    const errors = records.size ? drain() : [];
+    if (handle === undefined) return;
+    this.#handle = undefined;
+    this.#forget();
+    const status = native().gpures_release(handle);
+    if (!this.#posts || liveRecords === 0) return check(status); // nothing to deliver here
+    const errors = drain();
     startPolling(); // another owner may make the last release
     check(status);
     throwAll(errors);
@@ -393,8 +550,8 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** Gives the reference away as a raw handle; this wrapper becomes released. */
   intoRaw(): bigint {
     const handle = this.#live("give away");
-    this.#handle = 0n;
-    registry.unregister(this);
+    this.#handle = undefined;
+    this.#forget();
     startPolling();
     return handle;
   }
@@ -402,7 +559,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** Tells the producer (its keep-alive's markConsumed) that this consumer's sync succeeded. */
   markConsumed(): void {
     check(lib().gpures_mark_consumed(this.#live("mark consumed")));
-    throwAll(records.size ? drain() : []);
+    if (liveRecords) throwAll(drain());
   }
 
   /** @internal Duplicates owned fd `index` (fd-owning kinds). */
@@ -430,20 +587,22 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     inspect: (value: unknown, options: unknown) => string,
     options: unknown,
   ): string {
-    if (this.#handle === 0n) return `${this.kind} { released }`;
+    if (this.#handle === undefined) return `${this.kind} { released }`;
     return `${this.kind} ${inspect(this.describe(), options)}`;
   }
 }
 
 let jsonBytes = new Uint8Array(4096);
+let jsonCapacity = 4096n; // jsonBytes.length, as the bigint the call takes
 const lengthOut = new BigUint64Array(1);
 
 function describeJson(handle: bigint): string {
   const s = lib();
-  let status = s.gpures_describe_json(handle, jsonBytes, BigInt(jsonBytes.length), lengthOut);
+  let status = s.gpures_describe_json(handle, jsonBytes, jsonCapacity, lengthOut);
   if (status === 10) { // BUFFER_TOO_SMALL: grow once to the size the library asked for
     jsonBytes = new Uint8Array(Number(lengthOut[0]) + 1);
-    status = s.gpures_describe_json(handle, jsonBytes, BigInt(jsonBytes.length), lengthOut);
+    jsonCapacity = BigInt(jsonBytes.length);
+    status = s.gpures_describe_json(handle, jsonBytes, jsonCapacity, lengthOut);
   }
   check(status);
   return decoder.decode(jsonBytes.subarray(0, Number(lengthOut[0])));

@@ -5,6 +5,7 @@
 import type * as T from "./_types.ts";
 import { addressOf } from "./_codec.ts";
 import { GpuResourceError, InvalidHandleError } from "./errors.ts";
+import { mapHandle, type Mapping, unmapMapping } from "./_mapping.ts";
 import {
   type CreateOptions,
   createResource,
@@ -252,6 +253,64 @@ export class DmaBufHandle extends GpuResource<T.DmaBufHandleDescription> {
   dupFd(index = 0): number {
     return this.dupFdOf(index);
   }
+
+  #mappings?: Map<number, Mapping>;
+
+  /**
+   * CPU access to the memory of fd `index`: an ArrayBuffer over the whole
+   * object, `mmap()`ed shared, no copy. Writes through it are the object's;
+   * on a real dma-buf the mapping is one `DMA_BUF_IOCTL_SYNC` access window
+   * (START here, END at unmap). Mapping the same index again returns the same
+   * buffer. It stays mapped until {@link DmaBufHandle.unmap} or this wrapper's
+   * release (or `intoRaw()`); then the ArrayBuffer is detached (byteLength 0),
+   * never left over unmapped memory. Do not transfer it to another isolate.
+   *
+   * @example
+   * ```ts
+   * const pixels = new Uint8Array(frame.map());
+   * pixels[0] = 255; // seen by every process that maps the same fd
+   * frame.release(); // unmaps: pixels.length is now 0
+   * ```
+   */
+  map(index = 0): ArrayBuffer {
+    const existing = this.#mappings?.get(index);
+    if (existing) return existing.buffer;
+    const mapping = mapHandle(this.unsafeHandle, index, this.kind);
+    (this.#mappings ??= new Map()).set(index, mapping);
+    return mapping.buffer;
+  }
+
+  /** Ends what {@link DmaBufHandle.map} gave for `index`, or for every index. */
+  unmap(index?: number): void {
+    if (!this.#mappings) return;
+    const errors: unknown[] = [];
+    for (const [i, mapping] of [...this.#mappings]) {
+      if (index !== undefined && i !== index) continue;
+      this.#mappings.delete(i);
+      try {
+        unmapMapping(mapping);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length) throw errors[0];
+  }
+
+  /** Unmaps what this wrapper mapped, then drops its reference. */
+  override release(): void {
+    try {
+      this.unmap();
+    } finally {
+      super.release();
+    }
+  }
+
+  /** Unmaps what this wrapper mapped, then gives the reference away. */
+  override intoRaw(): bigint {
+    const handle = super.intoRaw();
+    this.unmap();
+    return handle;
+  }
 }
 
 /** A VA-API surface on a display (Linux). */
@@ -300,27 +359,45 @@ export interface CpuPlanesCreateDesc {
 
 /** The address and size of a JS buffer, which the handle will alias. */
 function alias(data: unknown, kind: string, field: string): { ptr: bigint; size: bigint } {
-  const buffer = ArrayBuffer.isView(data) ? data.buffer : data;
-  if (!(buffer instanceof ArrayBuffer) && !(buffer instanceof SharedArrayBuffer)) {
-    throw new InvalidHandleError(
-      `Cannot create ${kind}: ${field} must be an ArrayBuffer or a typed array`,
-      "INVALID_VALUE",
-      field,
-    );
+  const isView = ArrayBuffer.isView(data);
+  const buffer = isView ? data.buffer : data;
+  // A buffer met before passed the checks below: what it is and whether it can resize never change.
+  let base = bases.get(buffer as ArrayBuffer); // undefined for anything never cached, primitives too
+  if (base === undefined) {
+    if (!(buffer instanceof ArrayBuffer) && !(buffer instanceof SharedArrayBuffer)) {
+      throw new InvalidHandleError(
+        `Cannot create ${kind}: ${field} must be an ArrayBuffer or a typed array`,
+        "INVALID_VALUE",
+        field,
+      );
+    }
+    if ((buffer as ArrayBuffer).resizable || (buffer as SharedArrayBuffer).growable) {
+      throw new InvalidHandleError(
+        `Cannot create ${kind}: ${field} is resizable, so its memory can move`,
+        "INVALID_VALUE",
+        field,
+      );
+    }
   }
-  if ((buffer as ArrayBuffer).resizable || (buffer as SharedArrayBuffer).growable) {
-    throw new InvalidHandleError(
-      `Cannot create ${kind}: ${field} is resizable, so its memory can move`,
-      "INVALID_VALUE",
-      field,
-    );
-  }
-  const size = ArrayBuffer.isView(data) ? data.byteLength : (buffer as ArrayBuffer).byteLength;
+  const size = isView ? data.byteLength : (buffer as ArrayBuffer).byteLength;
   if (size === 0) {
     throw new InvalidHandleError(`Cannot create ${kind}: ${field} is empty`, "ZERO_SIZE", field);
   }
-  const ptr = Deno.UnsafePointer.of(data as BufferSource);
-  return { ptr: addressOf(ptr) ?? 0n, size: BigInt(size) };
+  base ??= baseAddress(buffer as ArrayBuffer);
+  const offset = isView ? data.byteOffset : 0;
+  return { ptr: base && offset ? base + BigInt(offset) : base, size: BigInt(size) };
+}
+
+/**
+ * The address of a buffer's first byte, looked up once per buffer:
+ * `Deno.UnsafePointer.of` costs hundreds of ns. The memory of a fixed-length
+ * buffer never moves; a detached one has no bytes, so alias() refuses it first.
+ */
+const bases = new WeakMap<ArrayBuffer | SharedArrayBuffer, bigint>();
+function baseAddress(buffer: ArrayBuffer | SharedArrayBuffer): bigint {
+  const base = addressOf(Deno.UnsafePointer.of(buffer as ArrayBuffer)) ?? 0n;
+  if (base !== 0n) bases.set(buffer, base);
+  return base;
 }
 
 /**
@@ -339,8 +416,11 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
     if (typeof desc !== "object" || desc?.data === undefined) {
       return createResource(this, wire(desc), options);
     }
-    const { data, ...rest } = desc;
-    return createResource(this, { ...rest, ...alias(data, "CpuBytes", "data") }, options, [data]);
+    const data = desc.data;
+    const { ptr, size } = alias(data, "CpuBytes", "data");
+    // The wire descriptor field by field: rest/spread copies cost more than the create.
+    const { rowPitch, format, width, height } = desc;
+    return createResource(this, { ptr, size, rowPitch, format, width, height }, options, [data]);
   }
 }
 
@@ -391,6 +471,42 @@ export interface WgpuTextureCreateDesc {
   texture: GPUTexture;
 }
 
+type TextureShape = Pick<
+  GPUTexture,
+  | "width"
+  | "height"
+  | "depthOrArrayLayers"
+  | "mipLevelCount"
+  | "sampleCount"
+  | "dimension"
+  | "format"
+  | "usage"
+>;
+
+function readShape(t: GPUTexture): TextureShape {
+  return {
+    width: t.width,
+    height: t.height,
+    depthOrArrayLayers: t.depthOrArrayLayers,
+    mipLevelCount: t.mipLevelCount,
+    sampleCount: t.sampleCount,
+    dimension: t.dimension,
+    format: t.format,
+    usage: t.usage,
+  };
+}
+
+/**
+ * A GPUTexture's attributes, read once per texture: they never change, and
+ * each read crosses into the runtime (eight of them cost more than a create).
+ */
+const shapes = new WeakMap<GPUTexture, TextureShape>();
+function shapeOf(texture: GPUTexture): TextureShape {
+  let shape = shapes.get(texture);
+  if (!shape) shapes.set(texture, shape = readShape(texture));
+  return shape;
+}
+
 /**
  * A texture of Deno's WebGPU. WebGPU exposes no native pointer, so the handle
  * records the texture's description and this isolate holds the texture.
@@ -413,18 +529,19 @@ export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
         "texture",
       );
     }
+    const shape = GPUTextureClass ? shapeOf(texture) : readShape(texture);
     return createResource(
       this,
       {
         token: TOKEN,
-        width: texture.width,
-        height: texture.height,
-        depthOrArrayLayers: texture.depthOrArrayLayers,
-        mipLevelCount: texture.mipLevelCount,
-        sampleCount: texture.sampleCount,
-        dimension: texture.dimension,
-        format: texture.format,
-        usage: texture.usage,
+        width: shape.width,
+        height: shape.height,
+        depthOrArrayLayers: shape.depthOrArrayLayers,
+        mipLevelCount: shape.mipLevelCount,
+        sampleCount: shape.sampleCount,
+        dimension: shape.dimension,
+        format: shape.format,
+        usage: shape.usage,
       },
       options,
       [texture],

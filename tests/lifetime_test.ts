@@ -173,3 +173,27 @@ Deno.test("a keep-alive made here is released once when a Worker makes the last 
   worker.terminate();
   assert.equal(released, 1);
 });
+
+Deno.test("a keep-alive whose release releases another handle: both run exactly once", () => {
+  const ran: string[] = [];
+  const inner = VkBufferHandle.create({ buffer: 2n, size: 16n }, {
+    keepAlive: { release: () => ran.push("inner") },
+  });
+  const outer = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+    keepAlive: {
+      release: () => {
+        ran.push("outer");
+        inner.release();
+      },
+    },
+  });
+  outer.release();
+  assert.deepEqual(ran, ["outer", "inner"]);
+});
+
+Deno.test("create() refuses a takeOwnership that is not a boolean", () => {
+  assert.throws(
+    () => VkBufferHandle.create({ buffer: 1n, size: 16n }, { takeOwnership: "false" } as never),
+    { code: "INVALID_VALUE", field: "options.takeOwnership" },
+  );
+});

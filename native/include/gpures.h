@@ -53,7 +53,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 0
+#define GPURES_ABI_MINOR 1
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -650,6 +650,101 @@ typedef struct gpures_field_info {
 
 /* The field rows of a kind (NULL for an unknown kind). */
 GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count);
+
+/* ------------------------------------------------- channels between processes */
+/*
+** A channel moves handles of the kinds that own fds (DmaBufHandle, VkOpaqueFd)
+** to another process over a Unix domain socket (SOCK_SEQPACKET): one message
+** per handle, the descriptor as bytes and its fds attached with SCM_RIGHTS.
+** The receiver gets a new handle that owns the received fds; the sender keeps
+** its own handle (release it when done: the memory lives while either side
+** holds an fd). Addresses do not cross processes: a slot release is left out
+** of the message, and a message that carries one (or any address) is refused.
+** Kinds that name memory or objects of one process (every borrowed kind) are
+** refused with GPURES_E_WRONG_KIND, field "resource".
+**
+** The receiver treats its peer as untrusted. A message must be one whole
+** datagram with gpures's header, a kind that owns fds, a descriptor whose
+** struct_size is the size the header announces, descriptor fd fields holding
+** 0, 1, ... (the positions of the attached fds) and as many fds attached as
+** the descriptor names; then gpures_create() validates the descriptor exactly
+** as for a local caller, adopting the received fds (TAKE_OWNERSHIP). Any
+** failure closes every fd the message carried and returns GPURES_E_INVALID_VALUE
+** (or create's own status), naming the field at fault.
+**
+** A channel is a socket fd, so hosts can poll it (readable: a message or the
+** end; writable: room to send). gpures makes every such fd close-on-exec and
+** non-blocking; the calls below wait themselves unless given
+** GPURES_CHANNEL_NONBLOCK. POSIX only: on Windows every call returns
+** GPURES_E_UNSUPPORTED_PLATFORM. A path that begins with '@' names a socket in
+** Linux's abstract namespace (no file).
+*/
+
+/* gpures_channel_* flags */
+#define GPURES_CHANNEL_NONBLOCK (1u << 0) /* return at once, doing nothing, when the call would wait */
+
+/* gpures_channel_wait() events */
+#define GPURES_CHANNEL_READABLE (1u << 0) /* a message, a connection, or the end is waiting */
+#define GPURES_CHANNEL_WRITABLE (1u << 1) /* a message can be sent */
+#define GPURES_CHANNEL_HANGUP   (1u << 2) /* (out only) the peer closed, or the channel was shut down */
+
+/*
+** A listening socket at `path` (a stale socket file nobody listens on is
+** replaced; any other file there is left alone and refused).
+*/
+GPURES_API int gpures_channel_listen(const char *path, int *out_fd);
+/* The next connection to a listener; with NONBLOCK *out_fd is -1 when none is waiting. */
+GPURES_API int gpures_channel_accept(int listen_fd, uint32_t flags, int *out_fd);
+/* A channel connected to the listener at `path`; with NONBLOCK *out_fd is -1 when its queue is full. */
+GPURES_API int gpures_channel_connect(const char *path, uint32_t flags, int *out_fd);
+/* Two channels connected to each other (socketpair). */
+GPURES_API int gpures_channel_pair(int out_fds[2]);
+/*
+** Sends one handle of a kind that owns fds; the handle stays the caller's.
+** *out_sent is 1 when sent, 0 when NONBLOCK and the channel is full.
+** GPURES_E_STALE (field "channel") when the peer closed the channel.
+*/
+GPURES_API int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *out_sent);
+/*
+** Receives one handle; the caller owns its one reference. *out_handle is 0
+** when NONBLOCK and nothing is waiting. GPURES_E_STALE (field "channel") once
+** the peer closed the channel and every message was received.
+*/
+GPURES_API int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle);
+/*
+** Waits up to timeout_ms (-1: no limit, 0: just look) until `events`
+** (GPURES_CHANNEL_READABLE, WRITABLE) hold; *out_ready gets those that do,
+** plus GPURES_CHANNEL_HANGUP. Meant for a host that waits on another thread.
+*/
+GPURES_API int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready);
+/* Shuts a channel or listener down: waiters wake, the peer sees the end. The fd stays open. */
+GPURES_API int gpures_channel_shutdown(int fd);
+/* Closes a channel or listener fd (refused for an fd that is not a socket). */
+GPURES_API int gpures_channel_close(int fd);
+/* Removes the socket file a listener made at `path`; only a socket, and nothing for '@' names. */
+GPURES_API int gpures_channel_unlink(const char *path);
+
+/* ------------------------------------------------------------ CPU mappings */
+/*
+** CPU access to the memory behind an owned fd (DmaBufHandle, VkOpaqueFd):
+** the whole object mmap()ed shared, no copy. When the fd is a real dma-buf,
+** gpures_map() begins CPU access with DMA_BUF_IOCTL_SYNC (SYNC_START with the
+** READ/WRITE bits of `flags`) and gpures_unmap() ends it (SYNC_END) before
+** unmapping: map..unmap is one CPU access window. Any other fd (a memfd, a
+** file; the ioctl answers ENOTTY) is mapped without syncs. The mapping does
+** not depend on the handle: it stays valid after the handle's release until
+** gpures_unmap().
+*/
+#define GPURES_MAP_READ  (1u << 0)
+#define GPURES_MAP_WRITE (1u << 1)
+
+/* Maps owned fd `index` of the handle; *out_ptr and *out_size give the mapping. */
+GPURES_API int gpures_map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
+                          uint64_t *out_size);
+/* Ends CPU access and unmaps; `ptr` must be what gpures_map() gave (else GPURES_E_INVALID_VALUE). */
+GPURES_API int gpures_unmap(void *ptr);
+/* Mappings made by gpures_map() and not yet unmapped, in the whole process. */
+GPURES_API uint64_t gpures_live_mappings(void);
 
 #ifdef __cplusplus
 }

@@ -174,8 +174,8 @@ int gpures_describe_json(gpures_handle handle, char *buffer, size_t capacity, si
   if (w.length + 1 > w.capacity) {
     gpures__op op = {"describe", kind};
     return gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
-                        "capacity %zu is below the %zu bytes the JSON needs", capacity,
-                        w.length + 1);
+                        "capacity %llu is below the %llu bytes the JSON needs",
+                        (unsigned long long)capacity, (unsigned long long)(w.length + 1));
   }
   return GPURES_OK;
 }

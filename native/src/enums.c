@@ -1,4 +1,5 @@
 /* enums.c: named values of the enumerations descriptors store as uint32_t. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "internal.h"
@@ -120,11 +121,41 @@ const char *gpures_enum_set_name(uint32_t set) {
   return set < GPURES__LEN(set_names) && set_names[set] ? set_names[set] : "enumeration";
 }
 
+/*
+** Where each set's rows begin and end in `values` (the rows of a set are
+** contiguous), as begin << 16 | end; found on first use. Threads that race
+** there store the same words, so atomics suffice.
+*/
+static _Atomic uint32_t set_rows[GPURES_ENUM_SET_MAX + 1];
+static _Atomic int set_rows_ready;
+
+static uint32_t rows_of(uint32_t set) {
+  if (!atomic_load_explicit(&set_rows_ready, memory_order_acquire)) {
+    for (uint32_t s = 1; s <= GPURES_ENUM_SET_MAX; s++) {
+      uint32_t begin = 0, end = 0;
+      for (uint32_t i = 0; i < (uint32_t)GPURES__LEN(values); i++) {
+        if (values[i].set != s) continue;
+        if (end == 0) begin = i;
+        end = i + 1;
+      }
+      atomic_store_explicit(&set_rows[s], begin << 16 | end, memory_order_relaxed);
+    }
+    atomic_store_explicit(&set_rows_ready, 1, memory_order_release);
+  }
+  return atomic_load_explicit(&set_rows[set], memory_order_relaxed);
+}
+
+/* Create and describe validate enum fields on every call: no scan of the whole table. */
 const char *gpures_enum_name(uint32_t set, uint32_t value) {
   if (set == GPURES_ENUM_PIXEL_FORMAT) /* ids are dense: index directly */
     return value >= 1 && value <= GPURES_PF_MAX ? values[value - 1].name : NULL;
-  for (size_t i = 0; i < GPURES__LEN(values); i++)
-    if (values[i].set == set && values[i].value == value) return values[i].name;
+  if (set == 0 || set > GPURES_ENUM_SET_MAX) return NULL;
+  uint32_t rows = rows_of(set), begin = rows >> 16, end = rows & 0xffffu;
+  /* Sets numbered 1, 2, ... (the WebGPU ones) hold value v at row begin + v - 1. */
+  if (value >= 1 && value <= end - begin && values[begin + value - 1].value == value)
+    return values[begin + value - 1].name;
+  for (uint32_t i = begin; i < end; i++)
+    if (values[i].value == value) return values[i].name;
   return NULL;
 }
 

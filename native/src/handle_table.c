@@ -198,6 +198,44 @@ static int copy_versioned(gpures__op op, const char *field, const void *in, uint
   return GPURES_OK;
 }
 
+/*
+** A struct shorter than the library's (an older caller's) must end between
+** two fields. One that ends inside a value or inside an array would leave a
+** pointer, an fd or a count half given: refuse it rather than read it.
+*/
+static int check_short_desc(gpures__op op, const gpures__variant *v, const void *desc) {
+  uint32_t given;
+  memcpy(&given, desc, sizeof given);
+  if (given >= v->desc_size) return GPURES_OK;
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    uint32_t begin = f->offset, end = f->offset + (f->count - 1u) * f->stride + f->size;
+    if (begin < given && given < end)
+      return gpures__fail(op, GPURES_E_ABI_MISMATCH, "structSize",
+                          "structSize %u ends inside %s (bytes %u to %u)", given, f->path, begin,
+                          end);
+  }
+  return GPURES_OK;
+}
+
+/* The same for the options struct, whose fields are pointers and 64-bit values. */
+static int check_short_options(gpures__op op, const gpures_create_options *options) {
+  static const uint32_t ends[] = {
+      offsetof(gpures_create_options, keep_alive),
+      offsetof(gpures_create_options, keep_alive.release),
+      offsetof(gpures_create_options, keep_alive.mark_consumed),
+      offsetof(gpures_create_options, event_queue),
+      offsetof(gpures_create_options, reserved),
+      offsetof(gpures_create_options, event_token)};
+  uint32_t given;
+  memcpy(&given, options, sizeof given);
+  if (given >= sizeof *options) return GPURES_OK;
+  for (uint32_t i = 0; i < GPURES__LEN(ends); i++)
+    if (given == ends[i]) return GPURES_OK;
+  return gpures__fail(op, GPURES_E_ABI_MISMATCH, "options.structSize",
+                      "options.structSize %u ends inside a field", given);
+}
+
 /* Makes the descriptor's fds the handle's own: duplicated, or adopted. */
 static int acquire_fds(gpures__op op, const gpures__variant *v, void *desc, bool adopt) {
   int taken[8];
@@ -256,10 +294,12 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   any_desc local;
   memset(&local, 0, sizeof local);
   int status = copy_versioned(op, "structSize", desc, v->desc_size, &local);
+  if (status == GPURES_OK) status = check_short_desc(op, v, desc);
   gpures_create_options opts;
   memset(&opts, 0, sizeof opts);
   if (status == GPURES_OK && options)
     status = copy_versioned(op, "options.structSize", options, sizeof opts, &opts);
+  if (status == GPURES_OK && options) status = check_short_options(op, options);
   if (status != GPURES_OK) return status;
   if (opts.flags & ~GPURES_CREATE_TAKE_OWNERSHIP)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.flags",
@@ -427,9 +467,10 @@ int gpures_slot_release(gpures_handle handle) {
 
 static int mark_consumed(gpures__op op, slot *s, void *arg) {
   (void)arg;
-  if (s->keep_alive.mark_consumed) s->keep_alive.mark_consumed(s->keep_alive.ctx);
+  /* Queue the event first: a call that fails for want of memory then has no effect at all. */
   if (s->queue && gpures__event_post(s->queue, s->token, GPURES_EVENT_MARK_CONSUMED) != GPURES_OK)
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory to queue the event");
+  if (s->keep_alive.mark_consumed) s->keep_alive.mark_consumed(s->keep_alive.ctx);
   return GPURES_OK;
 }
 

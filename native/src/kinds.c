@@ -1,32 +1,9 @@
 /* kinds.c: the kind table and every per-kind entry point, expanded from GPURES_KIND_LIST. */
+#include "build_os.h"
 #include "internal.h"
 
-#if defined(__ANDROID__)
-#  define BUILD_OS GPURES_OS_ANDROID
-#elif defined(__linux__)
-#  define BUILD_OS GPURES_OS_LINUX
-#elif defined(_WIN32)
-#  define BUILD_OS GPURES_OS_WINDOWS
-#elif defined(__APPLE__)
-#  define BUILD_OS GPURES_OS_DARWIN
-#elif defined(__FreeBSD__)
-#  define BUILD_OS GPURES_OS_FREEBSD
-#elif defined(__NetBSD__)
-#  define BUILD_OS GPURES_OS_NETBSD
-#elif defined(__OpenBSD__)
-#  define BUILD_OS GPURES_OS_OPENBSD
-#elif defined(_AIX)
-#  define BUILD_OS GPURES_OS_AIX
-#elif defined(__illumos__)
-#  define BUILD_OS GPURES_OS_ILLUMOS
-#elif defined(__sun)
-#  define BUILD_OS GPURES_OS_SOLARIS
-#else
-#  error "gpures does not know this operating system"
-#endif
-
 uint32_t gpures_abi_version(void) { return GPURES_ABI_VERSION; }
-uint32_t gpures_build_os(void) { return BUILD_OS; }
+uint32_t gpures_build_os(void) { return GPURES__BUILD_OS; }
 
 const char *gpures_os_name(uint32_t bit) {
   switch (bit) {
@@ -81,7 +58,7 @@ const gpures_kind_info *gpures_kind_info_of(uint32_t kind) {
 }
 
 int gpures_kind_supported(uint32_t kind) {
-  return gpures__variant_of(kind) && (kinds[kind - 1].platforms & BUILD_OS) ? 1 : 0;
+  return gpures__variant_of(kind) && (kinds[kind - 1].platforms & GPURES__BUILD_OS) ? 1 : 0;
 }
 
 const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count) {

@@ -1,6 +1,10 @@
-/* os_posix.c: the POSIX side of file descriptors and locking. */
+/*
+** os_posix.c: the POSIX side of file descriptors and locking (Linux, macOS,
+** the BSDs, ...). POSIX.1-2008 only, so that no libc extension slips in:
+** .ci/portability.sh compiles it for macOS against a libc that hides them.
+*/
 #if !defined(_WIN32)
-#define _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

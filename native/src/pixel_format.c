@@ -195,7 +195,7 @@ int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t hei
   const gpures_pixel_format_info *info;
   int status = plane_of("measure frame", format, 0, &info);
   if (status != GPURES_OK) return status;
-  uint64_t row0;
+  uint64_t row0 = 0; /* always set below; mingw-w64 gcc cannot see it (-Wmaybe-uninitialized) */
   gpures_pixel_format_row_bytes(format, 0, width, &row0);
   if (row_pitch < row0) {
     gpures__op op = {"measure frame", 0};
@@ -206,8 +206,8 @@ int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t hei
   }
   uint64_t total = 0;
   for (uint32_t i = 0; i < info->num_planes; i++) {
-    uint64_t pitch;
-    uint32_t rows;
+    uint64_t pitch = 0;
+    uint32_t rows = 0;
     gpures_pixel_format_plane_pitch(format, i, row_pitch, &pitch);
     gpures_pixel_format_plane_extent(format, i, width, height, NULL, &rows);
     total = saturating_add(total, saturating_mul(pitch, rows));

@@ -5,6 +5,11 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(_WIN32) /* an fd to offer VkOpaqueFd, which Windows refuses */
+#  include <fcntl.h>
+#  include <io.h>
+#  define pipe(fds) _pipe((fds), 4096, _O_BINARY)
+#endif
 
 #include "check.h"
 
@@ -232,7 +237,12 @@ static void vk_opaque_fd_slot_release_stores_the_value_into_the_gate(void) {
   d.slot_release.gate = &gate;
   d.slot_release.value = 42;
   gpures_handle h = 0;
-  if (CHECK_OK(gpures_vk_opaque_fd_create(&d, NULL, &h))) {
+  if (!gpures_kind_supported(GPURES_KIND_VK_OPAQUE_FD)) { /* Windows: refused, gate untouched */
+    gate = 5;
+    CHECK_FAILS(GPURES_E_UNSUPPORTED_PLATFORM, "", gpures_vk_opaque_fd_create(&d, NULL, &h));
+    CHECK_EQ(h, 0);
+    CHECK_EQ(gate, 5);
+  } else if (CHECK_OK(gpures_vk_opaque_fd_create(&d, NULL, &h))) {
     gate = 0;
     CHECK_OK(gpures_slot_release(h));
     CHECK_EQ(gate, 42);

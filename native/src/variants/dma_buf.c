@@ -55,14 +55,23 @@ static int validate_dma_buf_handle(gpures__op op, const void *desc) {
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "planes", "planes has %u entries but %s has %u",
                         d->num_planes, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, format->id),
                         format->num_planes);
+  /* Each object's size is read once, however many planes it holds (NV12 has two in one):
+     a system call costs more than everything else create does. */
+  int64_t sizes[4];
+  bool sized[4] = {false, false, false, false};
   for (uint32_t i = 0; i < d->num_planes; i++) {
-    if (d->planes[i].object_index >= d->num_fds) {
+    uint32_t object = d->planes[i].object_index;
+    if (object >= d->num_fds) {
       char field[32];
       snprintf(field, sizeof field, "planes[%u].objectIndex", i);
       return gpures__fail(op, GPURES_E_INVALID_VALUE, field, "%s is %u but there are %u fds",
-                          field, d->planes[i].object_index, d->num_fds);
+                          field, object, d->num_fds);
     }
-    int status = check_plane(op, d, i, gpures__fd_size(d->fds[d->planes[i].object_index]), format);
+    if (!sized[object]) {
+      sizes[object] = gpures__fd_size(d->fds[object]);
+      sized[object] = true;
+    }
+    int status = check_plane(op, d, i, sizes[object], format);
     if (status != GPURES_OK) return status;
   }
   return GPURES_OK;

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Reliability (issue 5; docs/reliability.md says what each check proves):
+#   - the C tests built with gcc -fsanitize=address,undefined
+#     -fno-sanitize-recover=all (build-asan/), leak detection on;
+#   - the C tests under valgrind memcheck (build-memcheck/): no error, and no
+#     leak (definitely, indirectly or possibly lost);
+#   - test_threads built with clang -fsanitize=thread (build-tsan/): 8 threads
+#     x 1M clone/release pairs on one shared handle, exact final counts, the
+#     keep-alive run exactly once;
+#   - the libFuzzer target native/fuzz/fuzz_create.c (build-fuzz/): every
+#     saved regression input once, then fuzzing for a bounded time from the
+#     saved corpus.
+# One check per test executable and tool; the last line is "N passed, N failed"
+# and the exit status is non-zero when anything failed. Installs what it needs
+# with apt-get (only what is missing). Logs go to build-reliability/.
+#
+# GPURES_RELIABILITY_FULL=1 (deno task reliability) runs the long versions:
+# the fuzzer for 10 million executions instead of 30 seconds, and test_threads
+# under valgrind with 50000 instead of 2000 iterations per thread. The TSan run
+# is 8 x 1M in both (about 11 s on 2 cores).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export DEBIAN_FRONTEND=noninteractive
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+full=${GPURES_RELIABILITY_FULL:-0}
+jobs=${GPURES_JOBS:-2}
+logs="$root/build-reliability"
+mkdir -p "$logs"
+
+step() { printf '\n=== %s\n' "$*"; }
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL $1"
+  [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 40 "$2" | sed 's/^/     | /'
+}
+started=$(date +%s)
+elapsed() { echo "$(($(date +%s) - started)) s"; }
+
+step "install packages"
+packages=(cmake make gcc libc6-dev clang libclang-rt-14-dev valgrind)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}"
+  { $sudo apt-get update -q && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+    >"$logs/apt.log" 2>&1 || {
+    tail -n 20 "$logs/apt.log"
+    echo "0 passed, 1 failed"
+    exit 1
+  }
+fi
+echo "gcc $(gcc -dumpversion), $(clang --version | head -n1), $(valgrind --version)"
+
+# build NAME DIR CC CFLAGS [TARGET...]: configures and builds; one check.
+build() {
+  local name=$1 dir=$2 cc=$3 cflags=$4
+  shift 4
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  if CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$cflags" \
+    -DGPURES_BUILD_TEST_HELPERS=OFF -DGPURES_BUILD_BENCH=OFF "${extra_cmake[@]}" \
+    >"$logs/$name-build.log" 2>&1 &&
+    cmake --build "$dir" -j"$jobs" "${targets[@]}" >>"$logs/$name-build.log" 2>&1; then
+    pass "$name: build ($(elapsed))"
+    return 0
+  fi
+  fail "$name: build" "$logs/$name-build.log"
+  return 1
+}
+
+# The C test executables ctest knows, by name (they live in <dir>/native/tests/).
+c_tests() { ctest --test-dir "$1" -N 2>/dev/null | sed -nE 's/^ *Test +#[0-9]+: (.*)$/\1/p'; }
+
+# ---------------------------------------------------------------- ASan+UBSan
+step "C tests under gcc ASan+UBSan (build-asan)"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+extra_cmake=(-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined")
+if build asan build-asan gcc "$san"; then
+  for t in $(c_tests build-asan); do
+    log="$logs/asan-$t.log"
+    if ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      timeout 120 "build-asan/native/tests/$t" >"$log" 2>&1; then
+      pass "asan+ubsan: $t"
+    else
+      fail "asan+ubsan: $t (exit $?)" "$log"
+    fi
+  done
+fi
+
+# ---------------------------------------------------------------- valgrind
+step "C tests under valgrind memcheck (build-memcheck)"
+extra_cmake=()
+iterations=2000
+[ "$full" = 1 ] && iterations=50000
+if build memcheck build-memcheck gcc "-O1 -g"; then
+  for t in $(c_tests build-memcheck); do
+    log="$logs/valgrind-$t.log"
+    if GPURES_TEST_ITERATIONS=$iterations timeout 300 valgrind -q --error-exitcode=99 \
+      --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+      --show-leak-kinds=definite,indirect,possible --track-fds=no \
+      "build-memcheck/native/tests/$t" >"$log" 2>&1; then
+      pass "valgrind: $t"
+    else
+      fail "valgrind: $t (exit $?)" "$log"
+    fi
+  done
+fi
+
+# ---------------------------------------------------------------- TSan
+step "test_threads under clang TSan (build-tsan): 8 threads x 1M clone/release"
+if build tsan build-tsan clang "-fsanitize=thread -fno-omit-frame-pointer" test_threads; then
+  log="$logs/tsan-test_threads.log"
+  if GPURES_TEST_ITERATIONS=1000000 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    timeout 300 build-tsan/native/tests/test_threads >"$log" 2>&1; then
+    pass "tsan: test_threads, 8 threads x 1000000 ($(elapsed))"
+  else
+    fail "tsan: test_threads (exit $?)" "$log"
+  fi
+fi
+
+# ---------------------------------------------------------------- libFuzzer
+step "libFuzzer: fuzz_create (build-fuzz)"
+extra_cmake=(-DGPURES_BUILD_FUZZ=ON -DGPURES_BUILD_TESTS=OFF)
+if build fuzz build-fuzz clang "" fuzz_create; then
+  # clang's runtime may leave llvm-symbolizer behind after a crash: output goes to files only.
+  export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  log="$logs/fuzz-regressions.log"
+  if timeout 120 build-fuzz/fuzz_create native/fuzz/regressions/* >"$log" 2>&1; then
+    pass "fuzz: every saved regression input ($(ls native/fuzz/regressions | wc -l))"
+  else
+    fail "fuzz: saved regression inputs (exit $?)" "$log"
+  fi
+  # Fuzz from a copy of the saved corpus, so that the run never writes into the source tree.
+  corpus=build-fuzz/corpus-run
+  mkdir -p "$corpus" build-fuzz/artifacts
+  cp -n native/fuzz/corpus/* native/fuzz/regressions/* "$corpus"/ 2>/dev/null
+  if [ "$full" = 1 ]; then
+    limit=(-runs=10000000)
+    what="10000000 executions"
+  else
+    limit=(-max_total_time=30)
+    what="30 s"
+  fi
+  log="$logs/fuzz.log"
+  if timeout 3600 build-fuzz/fuzz_create "${limit[@]}" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ "$corpus" >"$log" 2>&1; then
+    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
+    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
+    pass "fuzz: fuzz_create for $what: ${execs:-?} executions, ${cov:-?}, no crash"
+  else
+    fail "fuzz: fuzz_create for $what (exit $?; see build-fuzz/artifacts/)" "$log"
+  fi
+fi
+
+echo
+echo "reliability checks took $(elapsed); logs in build-reliability/"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

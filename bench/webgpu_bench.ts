@@ -1,0 +1,34 @@
+// WgpuTexture create+describe+release, when Deno has a WebGPU adapter. Its own
+// file and process (bench/run.ts runs it apart): see gpures_bench.ts.
+//
+//   deno bench --allow-ffi --allow-read --allow-env bench/webgpu_bench.ts
+
+import { liveHandles, WgpuTexture } from "../mod.ts";
+
+const adapter = await navigator.gpu?.requestAdapter().catch(() => null);
+const device = await adapter?.requestDevice().catch(() => null);
+const texture = device?.createTexture({
+  size: [64, 64],
+  format: "rgba8unorm",
+  usage: GPUTextureUsage.TEXTURE_BINDING,
+});
+
+Deno.bench({
+  name: "WgpuTexture [x100]",
+  group: "create+describe+release",
+  ignore: !texture,
+  permissions: { ffi: true, read: true, env: true },
+  fn() {
+    for (let i = 0; i < 100; i++) {
+      const r = WgpuTexture.create({ texture: texture! });
+      r.describe();
+      r.release();
+    }
+  },
+});
+
+globalThis.addEventListener("unload", () => {
+  texture?.destroy();
+  device?.destroy();
+  if (liveHandles() !== 0) console.error(`gpures bench: ${liveHandles()} handles leaked`);
+});

@@ -1,0 +1,330 @@
+// Channels between processes: handles of the kinds that own fds
+// (DmaBufHandle, VkOpaqueFd) cross a Unix domain socket with their fds.
+//
+// Nothing here blocks the event loop. Sending and receiving call C with
+// GPURES_CHANNEL_NONBLOCK, so they either finish at once or find the channel
+// full (or empty); only then do they await gpures_channel_wait, declared
+// `nonblocking: true`, which waits on a thread of Deno's blocking pool. A
+// message that is already waiting costs one synchronous call. Closing shuts
+// the socket down first, which wakes such a wait at once; the fd itself is
+// closed when the last wait returns, never under a waiting thread.
+
+import { lib } from "./_load.ts";
+import { GpuResource, lastError } from "./gpu_resource.ts";
+import { GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
+import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
+import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
+
+const NONBLOCK = 1;
+const READABLE = 1;
+const WRITABLE = 2;
+/** How long one wait lasts before it looks again (shutdown ends it sooner on Linux). */
+const WAIT_SLICE_MS = 1000;
+
+const i32Out = new Int32Array(2);
+const u32Out = new Uint32Array(1);
+const u64Out = new BigUint64Array(1);
+const encoder = new TextEncoder();
+
+/** What a channel carries: the kinds that own fds. */
+export type ChannelResource = DmaBufHandle | VkOpaqueFd;
+
+const INTERNAL = Symbol("gpures.channel");
+
+function check(status: number): void {
+  if (status !== 0) throw lastError(status);
+}
+
+function cPath(path: string | URL, verb: string): Uint8Array {
+  const text = path instanceof URL ? path.pathname : path;
+  if (typeof text !== "string" || text.length === 0 || text.includes("\0")) {
+    throw new InvalidHandleError(
+      `Cannot ${verb}: path must be a non-empty string without NUL, not ${
+        typeof text === "string" ? JSON.stringify(text) : typeof text
+      }`,
+      "INVALID_VALUE",
+      "path",
+    );
+  }
+  return encoder.encode(text + "\0");
+}
+
+/** A socket fd with waits that may be pending on other threads. */
+class Socket {
+  closed = false;
+  #waits = 0;
+  #fdClosed = false;
+
+  constructor(readonly fd: number, readonly what: string) {}
+
+  /** Throws when closed here. */
+  open(verb: string): number {
+    if (this.closed) {
+      throw new ReleasedError(`Cannot ${verb}: the ${this.what} is closed`, "STALE", "channel");
+    }
+    return this.fd;
+  }
+
+  /** Waits off the isolate's thread until `events` hold (or a slice passes). */
+  async wait(events: number): Promise<void> {
+    this.#waits++;
+    const ready = new Uint32Array(1);
+    let status: number;
+    try {
+      status = await lib().gpures_channel_wait(this.fd, events, WAIT_SLICE_MS, ready);
+    } finally {
+      this.#waits--;
+      if (this.closed && this.#waits === 0) this.#closeFd();
+    }
+    if (status !== 0 && !this.closed) {
+      // The message is in the waiting thread's last error; ask again here to read it.
+      check(lib().channel_wait_now(this.fd, events, 0, ready));
+      throw new GpuResourceError(`Cannot wait on ${this.what}: status ${status}`, "OS_ERROR");
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    lib().gpures_channel_shutdown(this.fd); // wakes waits here, ends the peer's
+    if (this.#waits === 0) this.#closeFd();
+  }
+
+  #closeFd(): void {
+    if (this.#fdClosed) return;
+    this.#fdClosed = true;
+    lib().gpures_channel_close(this.fd);
+  }
+}
+
+// Channels and listeners collected unclosed close their fds (and remove a listener's file).
+const unclosed = new FinalizationRegistry<{ socket: Socket; path?: Uint8Array }>((held) => {
+  held.socket.close();
+  if (held.path) lib().gpures_channel_unlink(held.path);
+});
+
+/**
+ * One end of a channel to another process (or thread): sends and receives
+ * handles of the kinds that own fds, each with its fds. The receiver gets a
+ * new handle of its own over the same memory; the sender keeps its handle.
+ * The peer is not trusted: every message is validated as `create()` would,
+ * and a malformed one is refused with its fds closed.
+ *
+ * POSIX only (Unix domain sockets, `SOCK_SEQPACKET`); the handle kinds it
+ * carries exist on Linux and Android (DmaBufHandle) and all but Windows
+ * (VkOpaqueFd). Paths reach the OS through FFI: Deno's read and write
+ * permissions are not consulted. A path that begins with `@` names a socket in
+ * Linux's abstract namespace (no file).
+ *
+ * @example
+ * ```ts
+ * import { Channel, DmaBufHandle } from "@gpures/gpures";
+ * // consumer
+ * using listener = Channel.listen("/tmp/frames.sock");
+ * using channel = await listener.accept();
+ * for await (const frame of channel) {
+ *   if (!(frame instanceof DmaBufHandle)) throw new Error(`unexpected ${frame.kind}`);
+ *   const pixels = new Uint8Array(frame.map());
+ *   // ... read pixels ...
+ *   frame.release();
+ * }
+ * // producer, in another process
+ * using out = await Channel.connect("/tmp/frames.sock");
+ * await out.send(frame); // a DmaBufHandle or VkOpaqueFd
+ * ```
+ */
+export class Channel {
+  readonly #socket: Socket;
+
+  /** Not for users: channels come from {@link Channel.connect}, accept() or pair(). */
+  constructor(key: symbol, fd: number) {
+    if (key !== INTERNAL) {
+      throw new TypeError("Use Channel.connect(), Channel.listen().accept() or Channel.pair()");
+    }
+    this.#socket = new Socket(fd, "channel");
+    unclosed.register(this, { socket: this.#socket }, this);
+  }
+
+  /** Two channels connected to each other, in this process (a socketpair). */
+  static pair(): [Channel, Channel] {
+    check(lib().gpures_channel_pair(i32Out));
+    return [new Channel(INTERNAL, i32Out[0]), new Channel(INTERNAL, i32Out[1])];
+  }
+
+  /** Listens at `path` for channels; a stale socket file left there is replaced. */
+  static listen(path: string | URL): ChannelListener {
+    const bytes = cPath(path, "listen");
+    check(lib().gpures_channel_listen(bytes, i32Out));
+    return new ChannelListener(INTERNAL, i32Out[0], bytes);
+  }
+
+  /** A channel to the listener at `path`. */
+  static async connect(path: string | URL): Promise<Channel> {
+    const bytes = cPath(path, "connect");
+    for (;;) {
+      check(lib().gpures_channel_connect(bytes, NONBLOCK, i32Out));
+      if (i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
+      // The listener's queue is full: it has not accepted the connections before this one.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** The socket's fd, for a host that polls it itself. Owned by this channel. */
+  get fd(): number {
+    return this.#socket.open("read fd of");
+  }
+
+  /** Whether {@link Channel.close} was called. */
+  get closed(): boolean {
+    return this.#socket.closed;
+  }
+
+  /**
+   * Sends a DmaBufHandle or VkOpaqueFd with its fds. The resource stays
+   * yours: release it whenever you like, even before the promise settles
+   * (the send holds a reference of its own while it waits for room). A slot
+   * release does not cross (addresses mean nothing in another process).
+   * Rejects with WrongKindError (field "resource") for the process-local
+   * kinds, and ReleasedError (field "channel") once the peer closed.
+   */
+  async send(resource: ChannelResource | GpuResource<unknown>): Promise<void> {
+    if (!(resource instanceof GpuResource)) {
+      throw new InvalidHandleError(
+        "Cannot send: resource must be a GpuResource (a DmaBufHandle or VkOpaqueFd)",
+        "INVALID_VALUE",
+        "resource",
+      );
+    }
+    if (resource.released) {
+      throw new ReleasedError(
+        `Cannot send ${resource.kind}: handle was released`,
+        "STALE",
+        "resource",
+      );
+    }
+    const s = lib();
+    let held: GpuResource<unknown> | undefined;
+    try {
+      for (;;) {
+        const fd = this.#socket.open("send");
+        check(s.gpures_channel_send(fd, (held ?? resource).unsafeHandle, NONBLOCK, u32Out));
+        if (u32Out[0]) return;
+        held ??= resource.clone(); // full: keep the handle alive while waiting for room
+        await this.#socket.wait(WRITABLE);
+      }
+    } finally {
+      held?.release();
+    }
+  }
+
+  /**
+   * The next handle sent, as a new DmaBufHandle or VkOpaqueFd that you own
+   * (release it), or null once the peer closed the channel and everything it
+   * sent was received. Rejects with the error of a malformed message (its fds
+   * already closed); the channel stays usable.
+   */
+  async receive(): Promise<ChannelResource | null> {
+    const s = lib();
+    for (;;) {
+      const fd = this.#socket.open("receive");
+      const status = s.gpures_channel_receive(fd, NONBLOCK, u64Out);
+      if (status === 0 && u64Out[0] !== 0n) {
+        return GpuResource.fromRaw(u64Out[0]) as ChannelResource;
+      }
+      if (status !== 0) {
+        const error = lastError(status);
+        if (error.code === "STALE" && error.field === "channel") return null;
+        throw error;
+      }
+      await this.#socket.wait(READABLE);
+    }
+  }
+
+  /** Receives until the peer closes the channel. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChannelResource, void, undefined> {
+    for (;;) {
+      const resource = await this.receive();
+      if (resource === null) return;
+      yield resource;
+    }
+  }
+
+  /**
+   * Closes this end; idempotent. The peer sees the end once it received what
+   * was sent; a pending send or receive here rejects with ReleasedError.
+   */
+  close(): void {
+    unclosed.unregister(this);
+    this.#socket.close();
+  }
+
+  /** Closes at the end of a `using` block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** A socket that channels connect to; from {@link Channel.listen}. */
+export class ChannelListener {
+  readonly #socket: Socket;
+  readonly #path: Uint8Array;
+
+  /** Not for users: listeners come from {@link Channel.listen}. */
+  constructor(key: symbol, fd: number, path: Uint8Array) {
+    if (key !== INTERNAL) throw new TypeError("Use Channel.listen()");
+    this.#socket = new Socket(fd, "listener");
+    this.#path = path;
+    unclosed.register(this, { socket: this.#socket, path }, this);
+  }
+
+  /** The path listened on. */
+  get path(): string {
+    return new TextDecoder().decode(this.#path.subarray(0, -1));
+  }
+
+  /** The listening socket's fd, for a host that polls it itself. */
+  get fd(): number {
+    return this.#socket.open("read fd of");
+  }
+
+  /** Whether {@link ChannelListener.close} was called. */
+  get closed(): boolean {
+    return this.#socket.closed;
+  }
+
+  /** The next channel that connects. Rejects with ReleasedError once closed. */
+  async accept(): Promise<Channel> {
+    const s = lib();
+    for (;;) {
+      const fd = this.#socket.open("accept");
+      check(s.gpures_channel_accept(fd, NONBLOCK, i32Out));
+      if (i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
+      await this.#socket.wait(READABLE);
+    }
+  }
+
+  /** Accepts channels until the listener is closed. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<Channel, void, undefined> {
+    while (!this.closed) {
+      try {
+        yield await this.accept();
+      } catch (e) {
+        if (this.closed && e instanceof ReleasedError) return;
+        throw e;
+      }
+    }
+  }
+
+  /** Stops listening and removes the socket file; idempotent. Accepted channels stay open. */
+  close(): void {
+    if (this.#socket.closed) return;
+    unclosed.unregister(this);
+    this.#socket.close();
+    lib().gpures_channel_unlink(this.#path);
+  }
+
+  /** Closes at the end of a `using` block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,807 @@
+/*
+** test_channel.c: handles across processes (channels over SOCK_SEQPACKET
+** with SCM_RIGHTS) and CPU mappings of owned fds (Linux: memfds).
+**
+** Round trips over a socketpair, a path, the abstract namespace and a fork;
+** process-local kinds refused; a hostile peer's malformed messages (crafted
+** here with sendmsg) refused with every fd they carried closed, the open fd
+** count unchanged, and the channel still usable afterwards; waits, shutdown
+** and the end of a channel; map/unmap of a memfd both ways.
+*/
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "fd_util.h"
+
+#define FOURCC(a, b, c, d) \
+  ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+
+/* The wire header channel_posix.c sends (kept in step with it by the round trips). */
+typedef struct wire_header {
+  uint32_t magic, abi, header_size, kind, desc_size, num_fds;
+} wire_header;
+#define WIRE_MAGIC 0x63727067u
+
+/* An RgbaU8 32x32 frame in one object of 4096 bytes. */
+static gpures_dma_buf_handle_desc rgba_dma_buf(int fd) {
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.num_fds = 1;
+  d.fds[0] = fd;
+  d.fourcc = FOURCC('A', 'B', '2', '4');
+  d.width = 32;
+  d.height = 32;
+  d.num_planes = 1;
+  d.planes[0] = (gpures_dma_buf_plane){0, 0, 128};
+  return d;
+}
+
+/* An NV12 64x64 frame: plane 0 in fds[0] (4096 bytes), plane 1 in fds[1] (2048). */
+static gpures_dma_buf_handle_desc nv12_dma_buf(int luma, int chroma) {
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.num_fds = 2;
+  d.fds[0] = luma;
+  d.fds[1] = chroma;
+  d.fourcc = FOURCC('N', 'V', '1', '2');
+  d.width = 64;
+  d.height = 64;
+  d.num_planes = 2;
+  d.planes[0] = (gpures_dma_buf_plane){0, 0, 64};
+  d.planes[1] = (gpures_dma_buf_plane){1, 0, 64};
+  return d;
+}
+
+static int patterned_memfd(long size, unsigned char seed) {
+  int fd = make_memfd(size, 1);
+  unsigned char buf[256];
+  for (long at = 0; at < size; at += (long)sizeof buf) {
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(seed + at + i);
+    if (pwrite(fd, buf, sizeof buf, at) != (ssize_t)sizeof buf) abort();
+  }
+  return fd;
+}
+
+static int has_pattern(int fd, long size, unsigned char seed) {
+  unsigned char buf[256];
+  for (long at = 0; at < size; at += (long)sizeof buf) {
+    if (pread(fd, buf, sizeof buf, at) != (ssize_t)sizeof buf) return 0;
+    for (size_t i = 0; i < sizeof buf; i++)
+      if (buf[i] != (unsigned char)(seed + at + i)) return 0;
+  }
+  return 1;
+}
+
+/* Sends raw bytes with fds attached, as a hostile peer would. */
+static void send_raw(int fd, const void *bytes, size_t len, const int *fds, size_t nfds) {
+  struct iovec iov = {(void *)bytes, len};
+  union {
+    struct cmsghdr align;
+    unsigned char bytes[CMSG_SPACE(sizeof(int) * 32)];
+  } c;
+  memset(&c, 0, sizeof c);
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (nfds) {
+    mh.msg_control = c.bytes;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+  }
+  if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0) {
+    perror("sendmsg");
+    abort();
+  }
+}
+
+/* A message as gpures sends it: header, then the descriptor. */
+typedef struct message {
+  wire_header h;
+  unsigned char desc[512];
+} message;
+
+static message dma_buf_message(gpures_dma_buf_handle_desc d) {
+  message m;
+  memset(&m, 0, sizeof m);
+  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
+                      GPURES_KIND_DMA_BUF_HANDLE, sizeof d, d.num_fds};
+  for (uint32_t i = 0; i < d.num_fds; i++) d.fds[i] = (int32_t)i;
+  memcpy(m.desc, &d, sizeof d);
+  return m;
+}
+
+static size_t message_size(const message *m) { return sizeof m->h + m->h.desc_size; }
+
+/*
+** Sends `m` with `nfds` fresh memfds of 4096 bytes attached, closes this
+** side's copies, and checks that receive fails with `status` naming `field`,
+** that no fd stayed open, and that the channel still carries a good handle.
+*/
+static void refused(int sender, int receiver, const message *m, size_t len, size_t nfds,
+                    int status, const char *field, int line) {
+  int before = count_open_fds();
+  int fds[32];
+  for (size_t i = 0; i < nfds; i++) fds[i] = make_memfd(4096, 1);
+  send_raw(sender, m, len, fds, nfds);
+  for (size_t i = 0; i < nfds; i++) close(fds[i]);
+  gpures_handle h = 1;
+  if (!check_fails_at(__FILE__, line, "gpures_channel_receive (malformed)",
+                      gpures_channel_receive(receiver, 0, &h), status, field))
+    fprintf(stderr, "    (message of the test at line %d)\n", line);
+  CHECK_EQ(h, 0);
+  CHECK_EQ(count_open_fds(), before);
+
+  /* The channel survives: a good handle still goes through. */
+  int fd = patterned_memfd(4096, 3);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle good = 0, got = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &good));
+  CHECK_OK(gpures_channel_send(sender, good, 0, &sent));
+  CHECK_OK(gpures_channel_receive(receiver, 0, &got));
+  CHECK(got != 0);
+  CHECK_OK(gpures_release(good));
+  CHECK_OK(gpures_release(got));
+  close(fd);
+  CHECK_EQ(count_open_fds(), before);
+}
+#define REFUSED(m, len, nfds, status, field) \
+  refused(pair[0], pair[1], (m), (len), (nfds), (status), (field), __LINE__)
+
+/* ------------------------------------------------------------- round trips */
+
+static void round_trip_over_a_socketpair_moves_the_fds_and_the_layout(void) {
+  int base = count_open_fds();
+  uint64_t live = gpures_live_handles(0);
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  CHECK(fd_is_cloexec(pair[0]) && fd_is_cloexec(pair[1]));
+  CHECK(fcntl(pair[0], F_GETFL) & O_NONBLOCK);
+
+  int luma = patterned_memfd(4096, 1), chroma = patterned_memfd(2048, 2);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(luma, chroma);
+  d.modifier = 0;
+  gpures_handle mine = 0, theirs = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &mine));
+  CHECK_OK(gpures_channel_send(pair[0], mine, 0, &sent));
+  CHECK_EQ(sent, 1);
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &theirs));
+  CHECK(theirs != 0 && theirs != mine);
+  uint32_t kind = 0, refs = 0;
+  CHECK_OK(gpures_kind(theirs, &kind));
+  CHECK_EQ(kind, GPURES_KIND_DMA_BUF_HANDLE);
+  CHECK_OK(gpures_refcount(theirs, &refs));
+  CHECK_EQ(refs, 1);
+
+  gpures_dma_buf_handle_desc a, b;
+  CHECK_OK(gpures_dma_buf_handle_describe(mine, (a.struct_size = sizeof a, &a)));
+  CHECK_OK(gpures_dma_buf_handle_describe(theirs, (b.struct_size = sizeof b, &b)));
+  CHECK_EQ(b.num_fds, 2);
+  CHECK_EQ(b.fourcc, a.fourcc);
+  CHECK_EQ(b.width, 64);
+  CHECK_EQ(b.height, 64);
+  CHECK_EQ(b.num_planes, 2);
+  CHECK(memcmp(b.planes, a.planes, sizeof a.planes) == 0);
+  /* New fds of the same memory, owned by the new handle, close-on-exec. */
+  for (int i = 0; i < 2; i++) {
+    CHECK(b.fds[i] != a.fds[i]);
+    CHECK(same_file(b.fds[i], a.fds[i]));
+    CHECK(fd_is_cloexec(b.fds[i]));
+  }
+  CHECK(has_pattern(b.fds[0], 4096, 1));
+  CHECK(has_pattern(b.fds[1], 2048, 2));
+  CHECK_EQ(gpures_live_handles(0), live + 2);
+
+  /* The receiver's handle closes its fds on its last release; the sender's are its own. */
+  int received0 = b.fds[0], received1 = b.fds[1];
+  CHECK_OK(gpures_release(theirs));
+  CHECK(fd_is_closed(received0) && fd_is_closed(received1));
+  CHECK(fd_is_open(a.fds[0]));
+  CHECK_OK(gpures_release(mine));
+  close(luma);
+  close(chroma);
+  CHECK_OK(gpures_channel_close(pair[0]));
+  CHECK_OK(gpures_channel_close(pair[1]));
+  CHECK_EQ(gpures_live_handles(0), live);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void vk_opaque_fd_crosses_without_its_slot_release(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int fd = patterned_memfd(8192, 9);
+  static uint64_t gate;
+  gpures_vk_opaque_fd_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.flags = GPURES_HAS_SLOT_RELEASE;
+  d.fd = fd;
+  d.size = 8192;
+  d.memory_type_index = 3;
+  d.offset = 256;
+  d.dedicated = 1;
+  d.width = 32;
+  d.height = 16;
+  d.format = GPURES_PF_RGBA_U8;
+  for (int i = 0; i < 16; i++) d.device_uuid[i] = (uint8_t)(0xa0 + i);
+  d.slot_release = (gpures_slot_release_desc){&gate, 42};
+  gpures_handle mine = 0, theirs = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_VK_OPAQUE_FD, &d, NULL, &mine));
+  CHECK_OK(gpures_channel_send(pair[0], mine, 0, &sent));
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &theirs));
+  gpures_vk_opaque_fd_desc got;
+  got.struct_size = sizeof got;
+  CHECK_OK(gpures_vk_opaque_fd_describe(theirs, &got));
+  CHECK_EQ(got.flags, 0); /* the gate is an address of the sender */
+  CHECK(got.slot_release.gate == NULL);
+  CHECK_EQ(got.slot_release.value, 0);
+  CHECK_EQ(got.size, 8192);
+  CHECK_EQ(got.memory_type_index, 3);
+  CHECK_EQ(got.offset, 256);
+  CHECK_EQ(got.dedicated, 1);
+  CHECK_EQ(got.width, 32);
+  CHECK_EQ(got.height, 16);
+  CHECK_EQ(got.format, GPURES_PF_RGBA_U8);
+  CHECK(memcmp(got.device_uuid, d.device_uuid, 16) == 0);
+  CHECK(same_file(got.fd, fd) && got.fd != fd);
+  CHECK(has_pattern(got.fd, 8192, 9));
+  CHECK_OK(gpures_slot_release(theirs)); /* nothing to store: no gate crossed */
+  CHECK_EQ(gate, 0);
+  CHECK_OK(gpures_slot_release(mine));
+  CHECK_EQ(gate, 42);
+  CHECK_OK(gpures_release(theirs));
+  CHECK_OK(gpures_release(mine));
+  close(fd);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void round_trip(const char *path) {
+  int listener = -1, client = -1, server = -1;
+  CHECK_OK(gpures_channel_listen(path, &listener));
+  CHECK(fd_is_cloexec(listener));
+  CHECK_OK(gpures_channel_accept(listener, GPURES_CHANNEL_NONBLOCK, &server));
+  CHECK_EQ(server, -1); /* nobody connected yet */
+  CHECK_OK(gpures_channel_connect(path, 0, &client));
+  CHECK_OK(gpures_channel_accept(listener, 0, &server));
+  CHECK(server >= 0 && fd_is_cloexec(server) && fd_is_cloexec(client));
+
+  int fd = patterned_memfd(4096, 5);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle mine = 0, theirs = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &mine));
+  /* Both directions. */
+  CHECK_OK(gpures_channel_send(client, mine, 0, &sent));
+  CHECK_OK(gpures_channel_receive(server, 0, &theirs));
+  CHECK_OK(gpures_channel_send(server, theirs, 0, &sent));
+  CHECK_OK(gpures_release(theirs));
+  CHECK_OK(gpures_channel_receive(client, 0, &theirs));
+  gpures_dma_buf_handle_desc got;
+  got.struct_size = sizeof got;
+  CHECK_OK(gpures_dma_buf_handle_describe(theirs, &got));
+  CHECK(same_file(got.fds[0], fd));
+  CHECK(has_pattern(got.fds[0], 4096, 5));
+  CHECK_OK(gpures_release(theirs));
+  CHECK_OK(gpures_release(mine));
+  close(fd);
+  CHECK_OK(gpures_channel_close(client));
+  CHECK_OK(gpures_channel_close(server));
+  CHECK_OK(gpures_channel_close(listener));
+  CHECK_OK(gpures_channel_unlink(path));
+}
+
+static void round_trip_over_a_path(void) {
+  int base = count_open_fds();
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gpures-test-%d.sock", (int)getpid());
+  unlink(path);
+  round_trip(path);
+  CHECK(access(path, F_OK) != 0); /* unlink removed the socket file */
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void round_trip_over_an_abstract_name(void) {
+  int base = count_open_fds();
+  char path[64];
+  snprintf(path, sizeof path, "@gpures-test-%d", (int)getpid());
+  round_trip(path);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void listen_replaces_a_stale_socket_but_no_other_file(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gpures-test-stale-%d.sock", (int)getpid());
+  unlink(path);
+  int a = -1, b = -1;
+  CHECK_OK(gpures_channel_listen(path, &a));
+  CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_listen(path, &b)); /* a listens */
+  CHECK_EQ(b, -1);
+  CHECK_OK(gpures_channel_close(a)); /* the file stays, stale */
+  CHECK(access(path, F_OK) == 0);
+  CHECK_OK(gpures_channel_listen(path, &b));
+  CHECK_OK(gpures_channel_close(b));
+  CHECK_OK(gpures_channel_unlink(path));
+
+  FILE *f = fopen(path, "w"); /* a regular file is never removed */
+  fclose(f);
+  CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_listen(path, &b));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "path", gpures_channel_unlink(path));
+  CHECK(access(path, F_OK) == 0);
+  unlink(path);
+  CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_connect(path, 0, &b));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "path", gpures_channel_listen("", &b));
+  char longer[200];
+  memset(longer, 'x', sizeof longer - 1);
+  longer[sizeof longer - 1] = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "path", gpures_channel_listen(longer, &b));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "path", gpures_channel_connect(NULL, 0, &b));
+}
+
+static void a_handle_crosses_to_another_process(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  pid_t child = fork();
+  if (child == 0) { /* the producer: makes a frame and sends it */
+    close(pair[1]);
+    int fd = patterned_memfd(4096, 77);
+    gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+    gpures_handle h = 0;
+    uint32_t sent = 0;
+    int ok = gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h) == GPURES_OK &&
+             gpures_channel_send(pair[0], h, 0, &sent) == GPURES_OK && sent == 1;
+    gpures_release(h);
+    close(fd);
+    _exit(ok ? 0 : 1); /* the frame outlives the producer: the consumer holds an fd */
+  }
+  close(pair[0]);
+  gpures_handle h = 0, end = 1;
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  gpures_dma_buf_handle_desc got;
+  got.struct_size = sizeof got;
+  CHECK_OK(gpures_dma_buf_handle_describe(h, &got));
+  CHECK(has_pattern(got.fds[0], 4096, 77));
+  /* The producer is gone: the end of the channel. */
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &end));
+  CHECK_EQ(end, 0);
+  CHECK_OK(gpures_release(h));
+  CHECK_OK(gpures_channel_close(pair[1]));
+}
+
+/* --------------------------------------------------------------- refusals */
+
+static void process_local_kinds_are_refused_and_nothing_is_sent(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  unsigned char bytes[64];
+  gpures_cpu_bytes_desc c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.ptr = bytes;
+  c.size = sizeof bytes;
+  c.format = GPURES_PF_RGBA_U8;
+  gpures_vk_image_desc v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  v.image = 7;
+  gpures_handle cpu = 0, image = 0, got = 1;
+  uint32_t sent = 1;
+  CHECK_OK(gpures_create(GPURES_KIND_CPU_BYTES, &c, NULL, &cpu));
+  CHECK_OK(gpures_create(GPURES_KIND_VK_IMAGE, &v, NULL, &image));
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "resource", gpures_channel_send(pair[0], cpu, 0, &sent));
+  CHECK_EQ(sent, 0);
+  CHECK(strstr(gpures_last_error(), "CpuBytes is process-local") != NULL);
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "resource", gpures_channel_send(pair[0], image, 0, &sent));
+  CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &got));
+  CHECK_EQ(got, 0); /* nothing was sent */
+  CHECK_OK(gpures_release(cpu));
+  CHECK_OK(gpures_release(image));
+  /* Released and null handles. */
+  CHECK_FAILS(GPURES_E_STALE, "handle", gpures_channel_send(pair[0], cpu, 0, &sent));
+  CHECK_FAILS(GPURES_E_NULL_HANDLE, "handle", gpures_channel_send(pair[0], 0, 0, &sent));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "outSent", gpures_channel_send(pair[0], cpu, 0, NULL));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_channel_send(pair[0], cpu, 8, &sent));
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+}
+
+static void malformed_messages_are_refused_with_their_fds_closed(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int real = make_memfd(4096, 1);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(real);
+  message good = dma_buf_message(d), m;
+
+  /* Truncated: shorter than a header, or than the descriptor it announces. */
+  REFUSED(&good, 10, 1, GPURES_E_INVALID_VALUE, "message");
+  REFUSED(&good, message_size(&good) - 8, 1, GPURES_E_INVALID_VALUE, "descSize");
+  REFUSED(&good, 0, 1, GPURES_E_INVALID_VALUE, "message");
+  REFUSED(&good, 0, 0, GPURES_E_INVALID_VALUE, "message"); /* an empty datagram is not the end */
+  /* Not a gpures message, another major ABI, another header size. */
+  m = good, m.h.magic = 0x12345678;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "message");
+  m = good, m.h.abi = (GPURES_ABI_MAJOR + 1) << 16;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "abi");
+  m = good, m.h.header_size = 28;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "headerSize");
+  /* Wrong kinds: unknown, process-local (with an address in it). */
+  m = good, m.h.kind = 99;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "kind");
+  m = good, m.h.kind = 0;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "kind");
+  {
+    gpures_cpu_bytes_desc c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.ptr = (void *)(uintptr_t)0x1000; /* an address in the receiver: never to be trusted */
+    c.size = 4096;
+    c.format = GPURES_PF_RGBA_U8;
+    m = good, m.h.kind = GPURES_KIND_CPU_BYTES, m.h.desc_size = sizeof c, m.h.num_fds = 0;
+    memcpy(m.desc, &c, sizeof c);
+    REFUSED(&m, message_size(&m), 0, GPURES_E_WRONG_KIND, "kind");
+    m.h.num_fds = 1;
+    REFUSED(&m, message_size(&m), 1, GPURES_E_WRONG_KIND, "kind");
+  }
+  /* struct_size: not the size sent, too short, longer than any descriptor. */
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->struct_size = sizeof d + 8;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "structSize");
+  m = good, m.h.desc_size = 4, ((gpures_dma_buf_handle_desc *)m.desc)->struct_size = 4;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "structSize");
+  {
+    static unsigned char big[sizeof(wire_header) + 2048];
+    wire_header h = good.h;
+    h.desc_size = 2048;
+    memcpy(big, &h, sizeof h);
+    memcpy(big + sizeof h, good.desc, sizeof d);
+    uint32_t size = 2048;
+    memcpy(big + sizeof h, &size, 4);
+    refused(pair[0], pair[1], (const message *)big, sizeof big, 1, GPURES_E_INVALID_VALUE,
+            "message", __LINE__);
+  }
+  /* A struct shorter than the library's that ends before the fd it names. */
+  m = good, m.h.desc_size = 12, ((gpures_dma_buf_handle_desc *)m.desc)->struct_size = 12;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[0]");
+  /* Fd counts: the header and the fds that arrived disagree, or the descriptor and both. */
+  REFUSED(&good, message_size(&good), 0, GPURES_E_INVALID_VALUE, "fds");
+  REFUSED(&good, message_size(&good), 2, GPURES_E_INVALID_VALUE, "fds");
+  m = good, m.h.num_fds = 2;
+  REFUSED(&m, message_size(&m), 2, GPURES_E_INVALID_VALUE, "fds");
+  {
+    gpures_dma_buf_handle_desc two = nv12_dma_buf(real, real);
+    m = dma_buf_message(two);
+    m.h.num_fds = 1;
+    REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[1]");
+  }
+  /* Too many fds: more than a descriptor names, more than the receive buffer holds. */
+  m = good, m.h.num_fds = 6;
+  REFUSED(&m, message_size(&m), 6, GPURES_E_INVALID_VALUE, "fds");
+  m = good, m.h.num_fds = 20;
+  REFUSED(&m, message_size(&m), 20, GPURES_E_INVALID_VALUE, "fds");
+  /* Hostile descriptor values: the receiver's own fds (stderr, its socket), -1, positions out of order. */
+  int stderr_fd = 2;
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = stderr_fd;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[0]");
+  CHECK(fd_is_open(2));
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = pair[1];
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[0]");
+  CHECK(fd_is_open(pair[1]));
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = -1;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[0]");
+  {
+    gpures_dma_buf_handle_desc two = nv12_dma_buf(real, real);
+    m = dma_buf_message(two);
+    ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = 1;
+    ((gpures_dma_buf_handle_desc *)m.desc)->fds[1] = 0;
+    REFUSED(&m, message_size(&m), 2, GPURES_E_INVALID_VALUE, "fds[0]");
+  }
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->num_fds = 7;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds");
+  /* An address: a slot release gate that would let the peer write into this process. */
+  {
+    gpures_vk_opaque_fd_desc v;
+    memset(&v, 0, sizeof v);
+    v.struct_size = sizeof v;
+    v.flags = GPURES_HAS_SLOT_RELEASE;
+    v.fd = 0;
+    v.size = 4096;
+    v.width = v.height = 8;
+    v.format = GPURES_PF_RGBA_U8;
+    v.slot_release.gate = (uint64_t *)(uintptr_t)0x7f0000001000ull;
+    v.slot_release.value = 1;
+    m = good, m.h.kind = GPURES_KIND_VK_OPAQUE_FD, m.h.desc_size = sizeof v;
+    memcpy(m.desc, &v, sizeof v);
+    REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "slotRelease.gate");
+    v.slot_release.gate = NULL; /* the group without its address: create refuses it */
+    memcpy(m.desc, &v, sizeof v);
+    REFUSED(&m, message_size(&m), 1, GPURES_E_NULL_POINTER, "slotRelease.gate");
+  }
+  /* A descriptor create refuses, exactly as for a local caller. */
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->width = 0;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_ZERO_SIZE, "width");
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->planes[0].offset = 64;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "planes[0].offset");
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->flags = 0x80;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "flags");
+  m = good, ((gpures_dma_buf_handle_desc *)m.desc)->planes[0].object_index = 3;
+  REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "planes[0].objectIndex");
+
+  close(real);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+}
+
+/* ------------------------------------------------------ waiting and the end */
+
+static void nonblocking_calls_return_at_once(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_handle got = 1;
+  CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &got));
+  CHECK_EQ(got, 0);
+  uint32_t ready = 9;
+  CHECK_OK(gpures_channel_wait(pair[1], GPURES_CHANNEL_READABLE, 0, &ready));
+  CHECK_EQ(ready, 0);
+  CHECK_OK(gpures_channel_wait(pair[0], GPURES_CHANNEL_WRITABLE, 0, &ready));
+  CHECK_EQ(ready, GPURES_CHANNEL_WRITABLE);
+
+  /* Fill the channel until it is full; a full channel sends nothing and says so. */
+  int fd = make_memfd(4096, 1);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle h = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  uint32_t sent = 1, queued = 0;
+  while (queued < 100000) {
+    if (gpures_channel_send(pair[0], h, GPURES_CHANNEL_NONBLOCK, &sent) != GPURES_OK || !sent)
+      break;
+    queued++;
+  }
+  CHECK_EQ(sent, 0);
+  CHECK(queued > 0);
+  CHECK_OK(gpures_channel_wait(pair[0], GPURES_CHANNEL_WRITABLE, 0, &ready));
+  CHECK_EQ(ready, 0);
+  CHECK_OK(gpures_channel_wait(pair[1], GPURES_CHANNEL_READABLE, 0, &ready));
+  CHECK_EQ(ready, GPURES_CHANNEL_READABLE);
+  uint64_t live = gpures_live_handles(0);
+  for (uint32_t i = 0; i < queued; i++) {
+    CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &got));
+    if (!got) break;
+    CHECK_OK(gpures_release(got));
+  }
+  CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &got));
+  CHECK_EQ(got, 0);
+  CHECK_EQ(gpures_live_handles(0), live);
+  CHECK_OK(gpures_release(h));
+  close(fd);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void the_end_of_a_channel_is_stale_for_both_sides(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int fd = make_memfd(4096, 1);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle h = 0, got = 0;
+  uint32_t sent = 0, ready = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  CHECK_OK(gpures_channel_send(pair[0], h, 0, &sent));
+  CHECK_OK(gpures_channel_close(pair[0]));
+  /* What was sent before the end still arrives; then the end. */
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &got));
+  CHECK(got != 0);
+  CHECK_OK(gpures_release(got));
+  CHECK_OK(gpures_channel_wait(pair[1], GPURES_CHANNEL_READABLE, -1, &ready));
+  CHECK(ready & GPURES_CHANNEL_HANGUP);
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &got));
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_send(pair[1], h, 0, &sent));
+  CHECK_OK(gpures_release(h));
+  close(fd);
+  gpures_channel_close(pair[1]);
+  /* Fds that are not channels. */
+  int memfd = make_memfd(16, 1);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_channel_close(memfd));
+  CHECK(fd_is_open(memfd));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_channel_shutdown(memfd));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_channel_receive(memfd, 0, &got));
+  close(memfd);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_channel_wait(-1, 1, 0, &ready));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "events", gpures_channel_wait(0, 16, 0, &ready));
+}
+
+typedef struct waiter {
+  int fd;
+  int listener;
+  int status;
+  uint32_t ready;
+} waiter;
+
+static void *wait_thread(void *arg) {
+  waiter *w = arg;
+  if (w->listener) {
+    int fd = -1;
+    w->status = gpures_channel_accept(w->fd, 0, &fd);
+  } else {
+    gpures_handle h = 0;
+    w->status = gpures_channel_wait(w->fd, GPURES_CHANNEL_READABLE, -1, &w->ready);
+    if (w->status == GPURES_OK) w->status = gpures_channel_receive(w->fd, 0, &h);
+  }
+  return NULL;
+}
+
+static void shutdown_wakes_a_thread_waiting_on_the_channel(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  waiter w = {pair[1], 0, -1, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, wait_thread, &w);
+  usleep(20000);
+  CHECK_OK(gpures_channel_shutdown(pair[1]));
+  pthread_join(t, NULL);
+  CHECK(w.ready & GPURES_CHANNEL_READABLE);
+  CHECK_EQ(w.status, GPURES_E_STALE);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+
+  char path[64];
+  snprintf(path, sizeof path, "@gpures-test-wake-%d", (int)getpid());
+  int listener = -1;
+  CHECK_OK(gpures_channel_listen(path, &listener));
+  waiter l = {listener, 1, -1, 0};
+  pthread_create(&t, NULL, wait_thread, &l);
+  usleep(20000);
+  CHECK_OK(gpures_channel_shutdown(listener));
+  pthread_join(t, NULL);
+  CHECK_EQ(l.status, GPURES_E_STALE);
+  gpures_channel_close(listener);
+}
+
+/* ---------------------------------------------------------------- mappings */
+
+static void map_shares_memory_with_the_memfd_both_ways(void) {
+  int base = count_open_fds();
+  uint64_t maps = gpures_live_mappings();
+  int fd = patterned_memfd(4096, 11);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle h = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  void *ptr = NULL;
+  uint64_t size = 0;
+  int during = count_open_fds();
+  CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &ptr, &size));
+  CHECK(ptr != NULL);
+  CHECK_EQ(size, 4096);
+  CHECK_EQ(gpures_live_mappings(), maps + 1);
+  /* A memfd is not a dma-buf: no fd kept for the sync, and the ioctl says ENOTTY. */
+  CHECK_EQ(count_open_fds(), during);
+  uint64_t sync_flags = 0;
+  errno = 0;
+  CHECK(ioctl(fd, _IOW('b', 0, uint64_t), &sync_flags) == -1 && errno == ENOTTY);
+
+  unsigned char *bytes = ptr;
+  CHECK_EQ(bytes[0], 11);
+  CHECK_EQ(bytes[300], (unsigned char)(11 + 300));
+  bytes[100] = 0xee; /* through the mapping, seen through the fd */
+  unsigned char b = 0;
+  CHECK(pread(fd, &b, 1, 100) == 1 && b == 0xee);
+  b = 0x5a; /* through the fd, seen through the mapping */
+  CHECK(pwrite(fd, &b, 1, 4000) == 1);
+  CHECK_EQ(bytes[4000], 0x5a);
+
+  /* The mapping does not depend on the handle. */
+  CHECK_OK(gpures_release(h));
+  CHECK_EQ(bytes[100], 0xee);
+  CHECK_OK(gpures_unmap(ptr));
+  CHECK_EQ(gpures_live_mappings(), maps);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "ptr", gpures_unmap(ptr));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "ptr", gpures_unmap(&b));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "ptr", gpures_unmap(NULL));
+  close(fd);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void map_refuses_what_it_cannot_map(void) {
+  int fd = make_memfd(4096, 1);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle h = 0, cpu = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  void *ptr = (void *)1;
+  uint64_t size = 1;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "index", gpures_map(h, 1, GPURES_MAP_READ, &ptr, &size));
+  CHECK(ptr == NULL && size == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_map(h, 0, 0, &ptr, &size));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_map(h, 0, 4, &ptr, &size));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "outPtr", gpures_map(h, 0, 1, NULL, &size));
+  unsigned char bytes[64];
+  gpures_cpu_bytes_desc c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.ptr = bytes;
+  c.size = sizeof bytes;
+  c.format = GPURES_PF_RGBA_U8;
+  CHECK_OK(gpures_create(GPURES_KIND_CPU_BYTES, &c, NULL, &cpu));
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "handle", gpures_map(cpu, 0, GPURES_MAP_READ, &ptr, &size));
+  CHECK_OK(gpures_release(cpu));
+  CHECK_OK(gpures_release(h));
+  CHECK_FAILS(GPURES_E_STALE, "handle", gpures_map(h, 0, GPURES_MAP_READ, &ptr, &size));
+
+  /* A write-sealed memfd maps for reading only. */
+  int sealed = memfd_create("gpures-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(ftruncate(sealed, 4096) == 0);
+  CHECK(fcntl(sealed, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0);
+  d = rgba_dma_buf(sealed);
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  CHECK_FAILS(GPURES_E_OS_ERROR, "index",
+              gpures_map(h, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &ptr, &size));
+  CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ, &ptr, &size));
+  CHECK_EQ(((unsigned char *)ptr)[10], 0);
+  CHECK_OK(gpures_unmap(ptr));
+  CHECK_OK(gpures_release(h));
+  close(sealed);
+  close(fd);
+}
+
+static void a_received_frame_is_read_through_a_mapping(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int fd = patterned_memfd(4096, 21);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_handle mine = 0, theirs = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &mine));
+  CHECK_OK(gpures_channel_send(pair[0], mine, 0, &sent));
+  CHECK_OK(gpures_release(mine));
+  close(fd); /* only the message's fd keeps the memory now */
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &theirs));
+  void *ptr = NULL;
+  uint64_t size = 0;
+  CHECK_OK(gpures_map(theirs, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &ptr, &size));
+  int ok = 1;
+  for (uint64_t i = 0; i < size; i++) ok &= ((unsigned char *)ptr)[i] == (unsigned char)(21 + i);
+  CHECK(ok);
+  CHECK_OK(gpures_unmap(ptr));
+  CHECK_OK(gpures_release(theirs));
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+int main(void) {
+  RUN(round_trip_over_a_socketpair_moves_the_fds_and_the_layout);
+  RUN(vk_opaque_fd_crosses_without_its_slot_release);
+  RUN(round_trip_over_a_path);
+  RUN(round_trip_over_an_abstract_name);
+  RUN(listen_replaces_a_stale_socket_but_no_other_file);
+  RUN(a_handle_crosses_to_another_process);
+  RUN(process_local_kinds_are_refused_and_nothing_is_sent);
+  RUN(malformed_messages_are_refused_with_their_fds_closed);
+  RUN(nonblocking_calls_return_at_once);
+  RUN(the_end_of_a_channel_is_stale_for_both_sides);
+  RUN(shutdown_wakes_a_thread_waiting_on_the_channel);
+  RUN(map_shares_memory_with_the_memfd_both_ways);
+  RUN(map_refuses_what_it_cannot_map);
+  RUN(a_received_frame_is_read_through_a_mapping);
+  return check_finish("test_channel");
+}
