@@ -15,7 +15,8 @@
 #   hide GNU extensions unless asked for them, which is what os_posix.c must
 #   live with on macOS.
 #
-# Installs what it needs with apt-get (only what is missing). Idempotent.
+# Installs what it needs with apt-get (only what is missing). Idempotent. Needs
+# deno on PATH (as .ci/run provides) to read the symbols the loader binds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -92,7 +93,10 @@ if [ "$built" = 1 ]; then
   else
     exports=$(x86_64-w64-mingw32-objdump -p "$dll" |
       sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' | awk '{print $NF}' | grep '^gpures')
-    wanted=$(grep -oE '^\s+gpures_[a-z0-9_]+:' ffi/_symbols.ts | tr -d ' :' | sort -u)
+    # The C names the loader binds: an entry's `name` when it aliases one (fast-path variants).
+    wanted=$(deno eval --quiet 'import { symbols } from "./ffi/_symbols.ts";
+      for (const [key, def] of Object.entries(symbols)) console.log("name" in def ? def.name : key);' |
+      sort -u)
     absent=$(comm -13 <(sort -u <<<"$exports") <(echo "$wanted"))
     foreign=$(foreign_imports "$dll"; for exe in "$bw"/native/tests/*.exe; do foreign_imports "$exe" gpures.dll; done)
     echo "gpures.dll exports $(wc -l <<<"$exports") functions; ffi/_symbols.ts binds $(wc -l <<<"$wanted")"
