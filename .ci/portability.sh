@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Portability (issue 8): proves on a Debian machine what can be proved about
+# Portability: proves on a Debian machine what can be proved about
 # Windows and macOS, and ends with one line "N passed, N failed".
 #
 # Windows: cross-builds gpures.dll and the C tests with mingw-w64 through

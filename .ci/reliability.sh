@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability (issue 5; docs/reliability.md says what each check proves):
+# Reliability (docs/reliability.md says what each check proves):
 #   - the C tests built with gcc -fsanitize=address,undefined
 #     -fno-sanitize-recover=all (build-asan/), leak detection on;
 #   - the C tests under valgrind memcheck (build-memcheck/): no error, and no

@@ -48,7 +48,7 @@ enum {
 };
 #define ON(UPPER) ((TABLE & K(UPPER)) != 0)
 
-/* What issue 8 names, one by one, so a broken row says which. */
+/* What the platform table promises, one by one, so a broken row says which. */
 _Static_assert(!IS(WINDOWS) || (ON(D3D11_TEXTURE) && ON(D3D12_RESOURCE) && ON(D3D12_BUFFER_HANDLE)),
                "Windows has the D3D kinds");
 _Static_assert(!IS(WINDOWS) || !ON(VK_OPAQUE_FD), "Windows refuses VkOpaqueFd (a POSIX fd)");
