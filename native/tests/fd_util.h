@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "gpures.h"
 
 /* A memfd of `size` bytes; close-on-exec only when `cloexec`. Aborts on failure. */
 static inline int make_memfd(long size, int cloexec) {
@@ -58,6 +61,41 @@ static inline int count_open_fds(void) {
     if (e->d_name[0] != '.') n++;
   closedir(dir);
   return n; /* counts the directory's own fd too, the same way every time */
+}
+
+#define FOURCC(a, b, c, d) \
+  ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+
+/* An RgbaU8 32x32 frame in one object of 4096 bytes. */
+static inline gpures_dma_buf_handle_desc rgba_dma_buf(int fd) {
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.num_fds = 1;
+  d.fds[0] = fd;
+  d.fourcc = FOURCC('A', 'B', '2', '4');
+  d.width = 32;
+  d.height = 32;
+  d.num_planes = 1;
+  d.planes[0] = (gpures_dma_buf_plane){0, 0, 128};
+  return d;
+}
+
+/* An NV12 64x64 frame: plane 0 in fds[0] (4096 bytes), plane 1 in fds[1] (2048). */
+static inline gpures_dma_buf_handle_desc nv12_dma_buf(int luma, int chroma) {
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.num_fds = 2;
+  d.fds[0] = luma;
+  d.fds[1] = chroma;
+  d.fourcc = FOURCC('N', 'V', '1', '2');
+  d.width = 64;
+  d.height = 64;
+  d.num_planes = 2;
+  d.planes[0] = (gpures_dma_buf_plane){0, 0, 64};
+  d.planes[1] = (gpures_dma_buf_plane){1, 0, 64};
+  return d;
 }
 
 #endif /* GPURES_TEST_FD_UTIL_H */

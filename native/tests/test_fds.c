@@ -38,40 +38,6 @@ static void reset_close_counts(void) {
 
 /* ------------------------------------------------------------ fixtures */
 
-#define FOURCC(a, b, c, d) \
-  ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-
-/* An RgbaU8 32x32 DmaBuf in one object of 4096 bytes. */
-static gpures_dma_buf_handle_desc one_plane_dma_buf(int fd) {
-  gpures_dma_buf_handle_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.num_fds = 1;
-  d.fds[0] = fd;
-  d.fourcc = FOURCC('A', 'B', '2', '4');
-  d.width = 32;
-  d.height = 32;
-  d.num_planes = 1;
-  d.planes[0] = (gpures_dma_buf_plane){0, 0, 128};
-  return d;
-}
-
-/* An NV12 64x64 DmaBuf: plane 0 in fds[0] (4096 bytes), plane 1 in fds[1] (2048). */
-static gpures_dma_buf_handle_desc two_object_dma_buf(int luma, int chroma) {
-  gpures_dma_buf_handle_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.num_fds = 2;
-  d.fds[0] = luma;
-  d.fds[1] = chroma;
-  d.fourcc = FOURCC('N', 'V', '1', '2');
-  d.width = 64;
-  d.height = 64;
-  d.num_planes = 2;
-  d.planes[0] = (gpures_dma_buf_plane){0, 0, 64};
-  d.planes[1] = (gpures_dma_buf_plane){1, 0, 64};
-  return d;
-}
 
 static gpures_vk_opaque_fd_desc vk_opaque_fd(int fd) {
   gpures_vk_opaque_fd_desc d;
@@ -110,7 +76,7 @@ static int handle_fd(gpures_handle h, uint32_t index) {
 
 static void default_create_duplicates_and_leaves_the_callers_fd_open(void) {
   int fd = make_memfd(4096, 0);
-  gpures_dma_buf_handle_desc d = one_plane_dma_buf(fd);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) return;
   int own = handle_fd(h, 0);
@@ -146,7 +112,7 @@ static void vk_opaque_fd_default_create_duplicates(void) {
 
 static void take_ownership_adopts_the_fd_and_closes_it_on_the_last_release(void) {
   int fd = make_memfd(4096, 0);
-  gpures_dma_buf_handle_desc d = one_plane_dma_buf(fd);
+  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &h))) return;
@@ -186,7 +152,7 @@ static void vk_opaque_fd_take_ownership_adopts_and_closes(void) {
 static void every_fd_a_handle_holds_is_cloexec(void) {
   int a = make_memfd(4096, 0), b = make_memfd(2048, 0), c = make_memfd(4096, 1);
   CHECK(!fd_is_cloexec(a) && !fd_is_cloexec(b) && fd_is_cloexec(c));
-  gpures_dma_buf_handle_desc d = two_object_dma_buf(a, b);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
   gpures_create_options o = take_ownership();
   gpures_handle adopted = 0, duplicated = 0;
   if (CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &adopted))) {
@@ -212,16 +178,16 @@ static void failing_create_with_take_ownership_leaves_the_callers_fds_open(void)
   gpures_handle h = 0;
   reset_close_counts();
 
-  gpures_dma_buf_handle_desc d = two_object_dma_buf(a, b);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
   d.planes[1].offset = 4096; /* does not fit object 1 */
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "planes[1].offset", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = two_object_dma_buf(a, b);
+  d = nv12_dma_buf(a, b);
   d.fds[1] = -1;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "fds[1]", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = two_object_dma_buf(a, b);
+  d = nv12_dma_buf(a, b);
   d.width = 0;
   CHECK_FAILS(GPURES_E_ZERO_SIZE, "width", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = two_object_dma_buf(a, b);
+  d = nv12_dma_buf(a, b);
   o.event_queue = 0xffff; /* no such queue: fails after the fds were looked at */
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.eventQueue", gpures_dma_buf_handle_create(&d, &o, &h));
   o.event_queue = 0;
@@ -243,7 +209,7 @@ static void failing_create_with_take_ownership_leaves_the_callers_fds_open(void)
 
 static void one_fd_named_twice_with_take_ownership_is_closed_exactly_once(void) {
   int fd = make_memfd(8192, 0);
-  gpures_dma_buf_handle_desc d = two_object_dma_buf(fd, fd);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(fd, fd);
   d.planes[1].offset = 4096;
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
@@ -267,7 +233,7 @@ static void one_fd_named_twice_with_take_ownership_is_closed_exactly_once(void) 
 
 static void one_fd_named_twice_without_take_ownership_is_duplicated_twice(void) {
   int fd = make_memfd(8192, 0);
-  gpures_dma_buf_handle_desc d = two_object_dma_buf(fd, fd);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(fd, fd);
   d.planes[1].offset = 4096;
   gpures_handle h = 0;
   if (CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) {
@@ -287,7 +253,7 @@ static void one_fd_named_twice_without_take_ownership_is_duplicated_twice(void) 
 
 static void dup_fd_returns_a_fresh_cloexec_fd_of_the_same_file(void) {
   int a = make_memfd(4096, 0), b = make_memfd(2048, 0);
-  gpures_dma_buf_handle_desc d = two_object_dma_buf(a, b);
+  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) return;
   for (uint32_t i = 0; i < 2; i++) {
@@ -358,7 +324,7 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   int ok = 1;
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = two_object_dma_buf(a, b);
+    gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
     ok &= CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
     ok &= CHECK_OK(gpures_clone(h));
     ok &= CHECK_OK(gpures_release(h));
@@ -376,7 +342,7 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   gpures_create_options o = take_ownership();
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = two_object_dma_buf(dup(a), dup(b));
+    gpures_dma_buf_handle_desc d = nv12_dma_buf(dup(a), dup(b));
     ok &= CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &h));
     ok &= CHECK_OK(gpures_release(h));
     gpures_vk_opaque_fd_desc v = vk_opaque_fd(dup(a));
@@ -387,7 +353,7 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   /* and failing creates leak nothing either */
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = two_object_dma_buf(a, b);
+    gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
     d.planes[1].offset = 1; /* one byte too far */
     ok &= CHECK_STATUS(GPURES_E_INVALID_VALUE, gpures_dma_buf_handle_create(&d, NULL, &h));
   }

@@ -29,8 +29,6 @@ static int pipe_fds[2];   /* an fd whose size cannot be read */
 static const uint8_t uuid[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
                                  0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
 
-#define FOURCC(a, b, c, d) \
-  ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 #define GL_TEXTURE_2D 0x0DE1u
 #define GL_RGBA8 0x8058u
