@@ -59,8 +59,13 @@ export {
   WgpuTexture,
   type WgpuTextureCreateDesc,
 } from "./ffi/variants.ts";
-export { Channel, ChannelListener, type ChannelResource } from "./ffi/channel.ts";
-export { liveMappings } from "./ffi/_mapping.ts";
+export {
+  Channel,
+  ChannelListener,
+  type ChannelResource,
+  type ReceiveOptions,
+} from "./ffi/channel.ts";
+export { liveMappings, type MapOptions } from "./ffi/_mapping.ts";
 export {
   PixelFormat,
   type PixelFormatInfo,

@@ -9,13 +9,16 @@
 #     keep-alive run exactly once;
 #   - the libFuzzer target native/fuzz/fuzz_create.c (build-fuzz/): every
 #     saved regression input once, then fuzzing for a bounded time from the
-#     saved corpus.
+#     saved corpus;
+#   - the libFuzzer target native/fuzz/fuzz_channel.c (build-fuzz/): a peer's
+#     datagrams and attached fds through gpures_channel_receive, fuzzed for
+#     the same bound from native/fuzz/corpus_channel.
 # One check per test executable and tool; the last line is "N passed, N failed"
 # and the exit status is non-zero when anything failed. Installs what it needs
 # with apt-get (only what is missing). Logs go to build-reliability/.
 #
 # GPURES_RELIABILITY_FULL=1 (deno task reliability) runs the long versions:
-# the fuzzer for 10 million executions instead of 30 seconds, and test_threads
+# each fuzzer for 10 million executions instead of 30 seconds, and test_threads
 # under valgrind with 50000 instead of 2000 iterations per thread. The TSan run
 # is 8 x 1M in both (about 11 s on 2 cores).
 set -uo pipefail
@@ -126,9 +129,9 @@ if build tsan build-tsan clang "-fsanitize=thread -fno-omit-frame-pointer" test_
 fi
 
 # ---------------------------------------------------------------- libFuzzer
-step "libFuzzer: fuzz_create (build-fuzz)"
+step "libFuzzer: fuzz_create and fuzz_channel (build-fuzz)"
 extra_cmake=(-DGPURES_BUILD_FUZZ=ON -DGPURES_BUILD_TESTS=OFF)
-if build fuzz build-fuzz clang "" fuzz_create; then
+if build fuzz build-fuzz clang "" fuzz_create fuzz_channel; then
   # clang's runtime may leave llvm-symbolizer behind after a crash: output goes to files only.
   export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -157,6 +160,19 @@ if build fuzz build-fuzz clang "" fuzz_create; then
     pass "fuzz: fuzz_create for $what: ${execs:-?} executions, ${cov:-?}, no crash"
   else
     fail "fuzz: fuzz_create for $what (exit $?; see build-fuzz/artifacts/)" "$log"
+  fi
+  # The channel receive path, from a copy of its own corpus, with the same bound.
+  corpus=build-fuzz/corpus-channel-run
+  mkdir -p "$corpus" build-fuzz/artifacts-channel
+  cp -n native/fuzz/corpus_channel/* "$corpus"/ 2>/dev/null
+  log="$logs/fuzz-channel.log"
+  if timeout 3600 build-fuzz/fuzz_channel "${limit[@]}" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts-channel/ "$corpus" >"$log" 2>&1; then
+    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
+    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
+    pass "fuzz: fuzz_channel for $what: ${execs:-?} executions, ${cov:-?}, no crash"
+  else
+    fail "fuzz: fuzz_channel for $what (exit $?; see build-fuzz/artifacts-channel/)" "$log"
   fi
 fi
 

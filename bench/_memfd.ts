@@ -11,7 +11,10 @@ const libc = Deno.build.os === "linux"
 /** A new close-on-exec memfd of `size` bytes, or -1 where there is none. */
 export function memfd(size: number): number {
   if (!libc) return -1;
-  const fd = libc.memfd_create(new TextEncoder().encode("gpures-bench\0"), 1 /* MFD_CLOEXEC */);
+  const fd = libc.memfd_create(
+    new TextEncoder().encode("gpures-bench\0"),
+    3, /* MFD_CLOEXEC | MFD_ALLOW_SEALING: gpures seals it against shrinking */
+  );
   if (fd < 0 || libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("memfd_create failed");
   return fd;
 }

@@ -196,7 +196,8 @@ function dmaBufWrapped(n: number): void {
   }
 }
 
-const dmaBytes = codecOf(DmaBufHandle.kindId).encode({
+const dmaBytes = new Uint8Array(codecOf(DmaBufHandle.kindId).kind.descSize);
+codecOf(DmaBufHandle.kindId).encode({
   fds: [dmaFd],
   fourcc: 0x3231564e,
   modifier: 0n,
@@ -207,7 +208,7 @@ const dmaBytes = codecOf(DmaBufHandle.kindId).encode({
     offset: 64 * 48,
     stride: 64,
   }],
-}).slice();
+}, dmaBytes);
 const dmaOut = new Uint8Array(dmaBytes.length);
 const handleOut = new BigUint64Array(1);
 function dmaBufRaw(n: number): void {

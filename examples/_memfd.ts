@@ -12,7 +12,10 @@ const libc = Deno.build.os === "linux"
 /** A new close-on-exec memfd of `size` bytes. Linux only. */
 export function memfd(size: number, name = "gpures-example"): number {
   if (!libc) throw new Error(`memfds exist on Linux, not on ${Deno.build.os}`);
-  const fd = libc.memfd_create(new TextEncoder().encode(name + "\0"), 1 /* MFD_CLOEXEC */);
+  const fd = libc.memfd_create(
+    new TextEncoder().encode(name + "\0"),
+    3, /* MFD_CLOEXEC | MFD_ALLOW_SEALING: gpures seals it against shrinking */
+  );
   if (fd < 0 || libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("memfd_create failed");
   return fd;
 }

@@ -2,7 +2,10 @@
 // DmaBufHandles over a Channel (a Unix socket, fds attached with SCM_RIGHTS);
 // this process, the consumer, maps each one and reads its pixels in place.
 // No pixel crosses the socket: a message is the frame's descriptor (~100
-// bytes) and its fd.
+// bytes) and its fd. The consumer trusts nothing the producer sends: each
+// memfd is sealed against shrinking as it arrives (so the producer cannot
+// truncate it under the consumer's mapping), and an fd that cannot back a
+// frame, or memory that could still shrink, is refused at receive().
 //
 //   deno run --allow-ffi --allow-run examples/two_process.ts [--frames 60]
 //

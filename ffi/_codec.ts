@@ -28,6 +28,15 @@ export function enumName(set: number, value: number): string | undefined {
   return enumNames.get(set)?.get(value);
 }
 
+/**
+ * What `o` holds under `key` itself: an inherited property (a polluted
+ * Object.prototype, a class's getter) is not part of a descriptor.
+ */
+export function own(o: object, key: string | number): unknown {
+  const v = (o as Record<string | number, unknown>)[key];
+  return v === undefined || Object.hasOwn(o, key) ? v : undefined;
+}
+
 /** An address from a pointer or a bigint. */
 export function addressOf(value: unknown): bigint | undefined {
   if (value === null) return 0n;
@@ -117,7 +126,7 @@ class Encoder {
   }
 
   node(n: Node, desc: Record<string, unknown>): void {
-    const v = desc[n.key];
+    const v = own(desc, n.key);
     // null reads as absent for what may be absent, so create(describe()) round-trips.
     if (v === undefined || (v === null && (n.shape !== "scalar" || !n.required))) {
       if (n.required) this.fail(n.key, "is missing");
@@ -134,7 +143,7 @@ class Encoder {
       this.present(n.rows[0]);
       for (const f of n.rows) {
         const path = `${n.key}.${memberName(f)}`;
-        const m = (v as Record<string, unknown>)[memberName(f)];
+        const m = own(v as object, memberName(f));
         if (m === undefined) this.fail(path, "is missing");
         this.write(f, f.offset, m, path);
       }
@@ -142,21 +151,25 @@ class Encoder {
     }
     if (!Array.isArray(v)) this.fail(n.key, `must be an array, not ${show(v)}`);
     const count = n.count!;
+    // Bounded before any element is read: a sparse array may claim 2^32-1 of them.
+    if (v.length > count.count) {
+      this.fail(n.key, `has ${v.length} entries; at most ${count.count} are allowed`);
+    }
     // C checks the count; only as many elements as the struct holds are written.
     this.write(count, count.offset, v.length, n.key);
     const len = Math.min(v.length, count.count);
     for (let i = 0; i < len; i++) {
       for (const f of n.rows) {
         if (n.shape === "array") {
-          this.write(f, f.offset + i * f.stride, v[i], `${n.key}[${i}]`);
+          this.write(f, f.offset + i * f.stride, own(v, i), `${n.key}[${i}]`);
           continue;
         }
         const path = `${n.key}[${i}].${memberName(f)}`;
-        const item = v[i];
+        const item = own(v, i);
         if (typeof item !== "object" || item === null) {
           this.fail(`${n.key}[${i}]`, `must be an object, not ${show(item)}`);
         }
-        const m = (item as Record<string, unknown>)[memberName(f)];
+        const m = own(item as object, memberName(f));
         if (m === undefined) this.fail(path, "is missing");
         this.write(f, f.offset + i * f.stride, m, path);
       }
@@ -279,16 +292,18 @@ function decodeValue(f: FieldRow, at: string): string {
   }
 }
 
-// Described UUIDs are 16-byte views into a shared pool buffer, the way Node pools
-// small Buffers: an ArrayBuffer of their own would cost hundreds of ns each. Copy
-// one (`slice()`) before transferring its buffer.
-const UUID_POOL = 2048;
-let uuidPool = new ArrayBuffer(UUID_POOL);
+// Described UUIDs are 16-byte views into a pool, the way Node pools small
+// Buffers: an ArrayBuffer of their own would cost more than the whole describe.
+// The pool is a SharedArrayBuffer, which nobody can detach or transfer, and a
+// slot is never written twice: no later describe() changes a UUID, and no
+// caller can break one view by giving another away.
+const UUID_POOL = 4096;
+let uuidPool = new SharedArrayBuffer(UUID_POOL);
 let uuidNext = 0;
 
 function uuid(b: Uint8Array, at: number): Uint8Array {
   if (uuidNext === UUID_POOL) {
-    uuidPool = new ArrayBuffer(UUID_POOL);
+    uuidPool = new SharedArrayBuffer(UUID_POOL);
     uuidNext = 0;
   }
   const u = new Uint8Array(uuidPool, uuidNext, 16);
@@ -297,7 +312,26 @@ function uuid(b: Uint8Array, at: number): Uint8Array {
   return u;
 }
 
-function compile(nodes: Node[]): { encode: FastEncode; decode: FastDecode } {
+/**
+ * Compiles a kind's encoder and decoder. With `checkOwn` the encoder reads
+ * only own properties (a user's descriptor); without it, the descriptors
+ * gpures builds itself from values already read that way skip the checks.
+ */
+/** compile(), or undefined where code generation is disallowed (the generic path does it all). */
+function tryCompile(
+  nodes: Node[],
+  checkOwn: boolean,
+): { encode: FastEncode; decode: FastDecode } | undefined {
+  try {
+    return compile(nodes, checkOwn);
+  } catch {
+    return undefined;
+  }
+}
+
+function compile(nodes: Node[], checkOwn: boolean): { encode: FastEncode; decode: FastDecode } {
+  /** A condition: `key` is not an own property of `o` (always false unchecked). */
+  const notOwn = (o: string, key: string) => (checkOwn ? `!H(${o}, ${key})` : "false");
   const sets = new Set<number>();
   const enc: string[] = [];
   const locals: string[] = [];
@@ -309,18 +343,20 @@ function compile(nodes: Node[]): { encode: FastEncode; decode: FastDecode } {
     const missing = n.required ? " else return false;" : "";
     // ---- encode
     if (n.shape === "scalar") {
-      enc.push(`v = d[${key}];
+      enc.push(`v = d[${key}]; if (v !== undefined && ${notOwn("d", key)}) v = undefined;
     if (v !== undefined) { ${first.presentBit ? `fl |= ${first.presentBit};` : ""}
       ${encodeValue(first, String(first.offset), "v")}
     }${missing}`);
     } else if (n.shape === "group") {
-      enc.push(`v = d[${key}];
+      enc.push(`v = d[${key}]; if (v !== undefined && ${notOwn("d", key)}) v = undefined;
     if (v !== undefined && v !== null) {
       if (typeof v !== "object") return false;
       fl |= ${first.presentBit};
       ${
         n.rows.map((f) =>
-          `m = v[${JSON.stringify(memberName(f))}]; if (m === undefined) return false;
+          `m = v[${JSON.stringify(memberName(f))}]; if (m === undefined || ${
+            notOwn("v", JSON.stringify(memberName(f)))
+          }) return false;
       ${encodeValue(f, String(f.offset), "m")}`
         ).join("\n      ")
       }
@@ -328,15 +364,19 @@ function compile(nodes: Node[]): { encode: FastEncode; decode: FastDecode } {
     } else {
       const count = n.count!;
       const body = n.shape === "array"
-        ? `e = v[i]; ${encodeValue(first, `${first.offset} + i * ${first.stride}`, "e")}`
-        : `e = v[i]; if (typeof e !== "object" || e === null) return false;
+        ? `e = v[i]; if (${notOwn("v", "i")}) return false; ${
+          encodeValue(first, `${first.offset} + i * ${first.stride}`, "e")
+        }`
+        : `e = v[i]; if (typeof e !== "object" || e === null || ${notOwn("v", "i")}) return false;
         ${
           n.rows.map((f) =>
-            `m = e[${JSON.stringify(memberName(f))}]; if (m === undefined) return false;
+            `m = e[${JSON.stringify(memberName(f))}]; if (m === undefined || ${
+              notOwn("e", JSON.stringify(memberName(f)))
+            }) return false;
         ${encodeValue(f, `${f.offset} + i * ${f.stride}`, "m")}`
           ).join("\n        ")
         }`;
-      enc.push(`v = d[${key}];
+      enc.push(`v = d[${key}]; if (v !== undefined && ${notOwn("d", key)}) v = undefined;
     if (v !== undefined && v !== null) {
       if (!Array.isArray(v)) return false;
       w.setUint32(${count.offset}, v.length, true);
@@ -387,42 +427,77 @@ function compile(nodes: Node[]): { encode: FastEncode; decode: FastDecode } {
     return { kind, kindId, refcount, ${props.join(", ")} };
   }
   return { encode, decode };`;
-  return new Function("values", "names", "addressOf", "uuid", "M", source)(
+  return new Function("values", "names", "addressOf", "uuid", "M", "H", source)(
     enumValues,
     enumNames,
     addressOf,
     uuid,
     U64_MAX,
+    Object.hasOwn,
   );
 }
 
-/** Encoder and decoder of one kind's descriptor. */
+/**
+ * Encoder and decoder of one kind's descriptor, each over a buffer whose
+ * address is computed once. A descriptor's getters run user code in the
+ * middle of an encode; if that code creates a handle of the same kind, the
+ * nested encode gets bytes of its own (see begin()), so the outer call's
+ * half-written descriptor is never overwritten. Describing runs no user code
+ * between the library writing the bytes and decode reading them, and has a
+ * buffer of its own, so it needs no such care.
+ */
 export class Codec {
   readonly nodes: Node[];
-  readonly bytes: Uint8Array;
+  readonly #bytes: Uint8Array;
   readonly #view: DataView;
-  readonly #fast: { encode: FastEncode; decode: FastDecode } | undefined;
+  /** What gpures_describe() writes into. */
+  readonly out: Uint8Array;
+  readonly #outView: DataView;
+  readonly #own: { encode: FastEncode; decode: FastDecode } | undefined;
+  #built: FastEncode | undefined;
   #pointer: Deno.PointerValue | undefined;
+  #outPointer: Deno.PointerValue | undefined;
+  #busy = false;
 
   constructor(readonly kind: KindRow) {
     this.nodes = nodesOf(kind);
-    // Its own ArrayBuffer, so the address computed once stays the bytes' address.
-    this.bytes = new Uint8Array(new ArrayBuffer(kind.descSize));
-    this.#view = new DataView(this.bytes.buffer);
-    try {
-      this.#fast = compile(this.nodes);
-    } catch {
-      this.#fast = undefined; // code generation disallowed: the generic path does it all
-    }
+    // Their own ArrayBuffers, so the addresses computed once stay the bytes' addresses.
+    this.#bytes = new Uint8Array(new ArrayBuffer(kind.descSize));
+    this.#view = new DataView(this.#bytes.buffer);
+    this.out = new Uint8Array(new ArrayBuffer(kind.descSize));
+    this.#outView = new DataView(this.out.buffer);
+    this.#own = tryCompile(this.nodes, true);
   }
 
-  /** The address of `bytes`, for the calls that take the descriptor as a pointer. */
-  get pointer(): Deno.PointerValue {
-    return this.#pointer ??= Deno.UnsafePointer.of(this.bytes.buffer as ArrayBuffer);
+  /** Descriptor bytes for one create, until end(): the shared ones, or fresh ones when in use. */
+  begin(): Uint8Array {
+    if (this.#busy) return new Uint8Array(this.kind.descSize);
+    this.#busy = true;
+    return this.#bytes;
   }
 
-  /** Writes `desc` into `this.bytes`, throwing InvalidHandleError naming the field on bad input. */
-  encode(desc: Record<string, unknown>): Uint8Array {
+  /** Gives back what begin() gave. */
+  end(bytes: Uint8Array): void {
+    if (bytes === this.#bytes) this.#busy = false;
+  }
+
+  /** The address of bytes from begin(), for the calls that take the descriptor as a pointer. */
+  pointerOf(bytes: Uint8Array): Deno.PointerValue {
+    if (bytes !== this.#bytes) return Deno.UnsafePointer.of(bytes as Uint8Array<ArrayBuffer>);
+    return this.#pointer ??= Deno.UnsafePointer.of(bytes.buffer as ArrayBuffer);
+  }
+
+  /** The address of `out`. */
+  get outPointer(): Deno.PointerValue {
+    return this.#outPointer ??= Deno.UnsafePointer.of(this.out.buffer as ArrayBuffer);
+  }
+
+  /**
+   * Writes `desc` into `bytes`, throwing InvalidHandleError naming the field
+   * on bad input. `built`: gpures made `desc` itself from values it already
+   * read as own properties, so the own-property checks are skipped.
+   */
+  encode(desc: Record<string, unknown>, bytes: Uint8Array, built = false): void {
     if (typeof desc !== "object" || desc === null) {
       throw new InvalidHandleError(
         `Cannot create ${this.kind.name}: the descriptor must be an object, not ${show(desc)}`,
@@ -430,27 +505,29 @@ export class Codec {
         "desc",
       );
     }
-    const bytes = this.bytes, view = this.#view;
+    const view = bytes === this.#bytes ? this.#view : new DataView(bytes.buffer);
     bytes.fill(0);
     view.setUint32(0, this.kind.descSize, true);
-    if (this.#fast?.encode(desc, view, bytes)) return bytes;
+    const fast = built
+      ? (this.#built ??= tryCompile(this.nodes, false)?.encode)
+      : this.#own?.encode;
+    if (fast?.(desc, view, bytes)) return;
     // A value to convert (a number for a u64, ...) or to reject: the generic encoder does both.
     bytes.fill(0);
     view.setUint32(0, this.kind.descSize, true);
     const encoder = new Encoder(this.kind, view);
     for (const n of this.nodes) encoder.node(n, desc);
-    return bytes;
   }
 
-  /** The description of the descriptor bytes `gpures_describe` wrote into `this.bytes`. */
+  /** The description of the bytes `gpures_describe` wrote into `out`. */
   describe(kind: string, kindId: number, refcount: number): Record<string, unknown> {
-    if (this.#fast) return this.#fast.decode(this.#view, this.bytes, kind, kindId, refcount);
-    return { kind, kindId, refcount, ...this.decode() };
+    if (this.#own) return this.#own.decode(this.#outView, this.out, kind, kindId, refcount);
+    return { kind, kindId, refcount, ...this.decode(this.out) };
   }
 
-  /** Reads the descriptor bytes `gpures_describe` wrote into `this.bytes` (the generic path). */
-  decode(): Record<string, unknown> {
-    const view = this.#view;
+  /** Reads the descriptor bytes `gpures_describe` wrote into `bytes` (the generic path). */
+  decode(bytes: Uint8Array): Record<string, unknown> {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const flags = view.getUint32(4, true);
     const out: Record<string, unknown> = {};
     for (const n of this.nodes) {

@@ -3,7 +3,7 @@
 import type { EnumRow, KindRow } from "./_tables.ts";
 
 /** The ABI version the layouts below were generated from. */
-export const ABI_VERSION = 65537;
+export const ABI_VERSION = 65538;
 
 /** Deno.build.os names, by GPURES_OS_* bit. */
 export const OS_NAMES: readonly string[] = [

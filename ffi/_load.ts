@@ -171,6 +171,12 @@ function openLibrary(options: LoadOptions): Symbols {
   );
 }
 
+/** The path the loaded library was opened from, loading it on first use. */
+export function libraryPath(): string {
+  lib();
+  return loadedPath!;
+}
+
 /** The loaded library, loading it on first use. */
 export function lib(): Symbols {
   return loaded ? loaded.symbols : openLibrary({});

@@ -63,6 +63,8 @@ export const symbols = {
   gpures_live_handles: { parameters: ["u32"], result: "u64" },
   // int gpures_event_queue_open(uint32_t *out_queue)
   gpures_event_queue_open: { parameters: ["buffer"], result: "i32" },
+  // int gpures_event_queue_close_on_thread_exit(uint32_t queue)
+  gpures_event_queue_close_on_thread_exit: { parameters: ["u32"], result: "i32" },
   // int gpures_event_queue_close(uint32_t queue)
   gpures_event_queue_close: { parameters: ["u32"], result: "i32" },
   // uint32_t gpures_event_queue_pending(uint32_t queue)

@@ -16,6 +16,7 @@ import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
 const NONBLOCK = 1;
+const ALLOW_UNSEALED = 2;
 const READABLE = 1;
 const WRITABLE = 2;
 /** How long one wait lasts before it looks again (shutdown ends it sooner on Linux). */
@@ -35,18 +36,55 @@ function check(status: number): void {
   if (status !== 0) throw lastError(status);
 }
 
+function badPath(verb: string, why: string): InvalidHandleError {
+  return new InvalidHandleError(`Cannot ${verb}: ${why}`, "INVALID_VALUE", "path");
+}
+
+/**
+ * The bytes of a `file:` URL's path: percent-escapes decoded to the bytes
+ * they stand for (a socket path is bytes, not necessarily UTF-8).
+ */
+function fileUrlPath(url: URL, verb: string): Uint8Array {
+  if (url.protocol !== "file:") {
+    throw badPath(verb, `path is a ${url.protocol} URL; only a file: URL names a socket path`);
+  }
+  if (url.hostname !== "" && url.hostname !== "localhost") {
+    throw badPath(verb, `path is a file: URL of host "${url.hostname}"; sockets are local`);
+  }
+  const raw = encoder.encode(url.pathname);
+  const out: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const hex = raw[i] === 0x25 ? String.fromCharCode(raw[i + 1], raw[i + 2]) : "";
+    if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+      out.push(parseInt(hex, 16));
+      i += 2;
+    } else {
+      out.push(raw[i]);
+    }
+  }
+  return new Uint8Array(out);
+}
+
+/** A NUL-terminated path for C: a string as given, a `file:` URL decoded. */
 function cPath(path: string | URL, verb: string): Uint8Array {
-  const text = path instanceof URL ? path.pathname : path;
-  if (typeof text !== "string" || text.length === 0 || text.includes("\0")) {
-    throw new InvalidHandleError(
-      `Cannot ${verb}: path must be a non-empty string without NUL, not ${
-        typeof text === "string" ? JSON.stringify(text) : typeof text
-      }`,
-      "INVALID_VALUE",
-      "path",
+  let bytes: Uint8Array;
+  if (path instanceof URL) {
+    bytes = fileUrlPath(path, verb);
+  } else if (typeof path === "string") {
+    bytes = encoder.encode(path);
+  } else {
+    throw badPath(verb, `path must be a string or a file: URL, not ${typeof path}`);
+  }
+  if (bytes.length === 0) {
+    throw badPath(
+      verb,
+      'path is empty; give a socket file path, or "@name" (Linux\'s abstract namespace)',
     );
   }
-  return encoder.encode(text + "\0");
+  if (bytes.includes(0)) throw badPath(verb, `path ${JSON.stringify(String(path))} contains NUL`);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
 }
 
 /** A socket fd with waits that may be pending on other threads. */
@@ -97,11 +135,19 @@ class Socket {
   }
 }
 
-// Channels and listeners collected unclosed close their fds (and remove a listener's file).
-const unclosed = new FinalizationRegistry<{ socket: Socket; path?: Uint8Array }>((held) => {
-  held.socket.close();
-  if (held.path) lib().gpures_channel_unlink(held.path);
-});
+// Channels and listeners collected unclosed close their fds (a listener's shutdown
+// removes its socket file, if the path still names it).
+const unclosed = new FinalizationRegistry<{ socket: Socket }>((held) => held.socket.close());
+
+/** What {@link Channel.receive} accepts. */
+export interface ReceiveOptions {
+  /**
+   * Trust the peer: accept frames over regular files and memfds that are not
+   * sealed against shrinking (a truncate by the peer would then kill this
+   * process with SIGBUS on the next access through a mapping).
+   */
+  allowUnsealed?: boolean;
+}
 
 /**
  * One end of a channel to another process (or thread): sends and receives
@@ -110,11 +156,17 @@ const unclosed = new FinalizationRegistry<{ socket: Socket; path?: Uint8Array }>
  * The peer is not trusted: every message is validated as `create()` would,
  * and a malformed one is refused with its fds closed.
  *
+ * A received fd must be able to back a frame (a dma-buf, or a memfd sealed
+ * against shrinking, which gpures seals on receipt when it allows sealing);
+ * a pipe, socket, directory or device is refused at once, and a regular file
+ * or unsealable memfd unless `receive({ allowUnsealed: true })`.
+ *
  * POSIX only (Unix domain sockets, `SOCK_SEQPACKET`); the handle kinds it
  * carries exist on Linux and Android (DmaBufHandle) and all but Windows
- * (VkOpaqueFd). Paths reach the OS through FFI: Deno's read and write
- * permissions are not consulted. A path that begins with `@` names a socket in
- * Linux's abstract namespace (no file).
+ * (VkOpaqueFd). Paths are strings or `file:` URLs (percent-escapes decoded);
+ * they reach the OS through FFI: Deno's read and write permissions are not
+ * consulted. A path that begins with `@` names a socket in Linux's abstract
+ * namespace (no file).
  *
  * @example
  * ```ts
@@ -151,7 +203,11 @@ export class Channel {
     return [new Channel(INTERNAL, i32Out[0]), new Channel(INTERNAL, i32Out[1])];
   }
 
-  /** Listens at `path` for channels; a stale socket file left there is replaced. */
+  /**
+   * Listens at `path` for channels; a stale socket file left there is
+   * replaced. Closing the listener removes the socket file it made, and only
+   * that one: not a file that another listener has since made at the path.
+   */
   static listen(path: string | URL): ChannelListener {
     const bytes = cPath(path, "listen");
     check(lib().gpures_channel_listen(bytes, i32Out));
@@ -221,13 +277,26 @@ export class Channel {
    * The next handle sent, as a new DmaBufHandle or VkOpaqueFd that you own
    * (release it), or null once the peer closed the channel and everything it
    * sent was received. Rejects with the error of a malformed message (its fds
-   * already closed); the channel stays usable.
+   * already closed); the channel stays usable. A message whose fds this
+   * process could not take (out of fds, EMFILE) is dropped and reported:
+   * GpuResourceError with code "OS_ERROR" and field "fds".
+   *
+   * `allowUnsealed: true` trusts the peer (`GPURES_CHANNEL_ALLOW_UNSEALED`):
+   * it accepts frames over regular files and memfds not sealed against
+   * shrinking. Without it such a frame is refused with InvalidHandleError
+   * naming its fd field ("fds[0]", "fd"): a peer that keeps another fd could
+   * truncate the memory under a mapping here, and an access past the new end
+   * kills this process with SIGBUS. A memfd that allows sealing is accepted
+   * either way: it is sealed on receipt.
    */
-  async receive(): Promise<ChannelResource | null> {
+  async receive(options: ReceiveOptions = {}): Promise<ChannelResource | null> {
     const s = lib();
+    const trust = options != null && Object.hasOwn(options, "allowUnsealed") &&
+      options.allowUnsealed === true;
+    const flags = NONBLOCK | (trust ? ALLOW_UNSEALED : 0);
     for (;;) {
       const fd = this.#socket.open("receive");
-      const status = s.gpures_channel_receive(fd, NONBLOCK, u64Out);
+      const status = s.gpures_channel_receive(fd, flags, u64Out);
       if (status === 0 && u64Out[0] !== 0n) {
         return GpuResource.fromRaw(u64Out[0]) as ChannelResource;
       }
@@ -274,7 +343,7 @@ export class ChannelListener {
     if (key !== INTERNAL) throw new TypeError("Use Channel.listen()");
     this.#socket = new Socket(fd, "listener");
     this.#path = path;
-    unclosed.register(this, { socket: this.#socket, path }, this);
+    unclosed.register(this, { socket: this.#socket }, this);
   }
 
   /** The path listened on. */
@@ -315,12 +384,15 @@ export class ChannelListener {
     }
   }
 
-  /** Stops listening and removes the socket file; idempotent. Accepted channels stay open. */
+  /**
+   * Stops listening and removes the socket file it made, unless the path now
+   * names another file (a newer listener's); idempotent. Accepted channels
+   * stay open.
+   */
   close(): void {
     if (this.#socket.closed) return;
     unclosed.unregister(this);
-    this.#socket.close();
-    lib().gpures_channel_unlink(this.#path);
+    this.#socket.close(); // gpures_channel_shutdown() removes the file
   }
 
   /** Closes at the end of a `using` block. */

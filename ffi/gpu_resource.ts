@@ -128,19 +128,31 @@ function native(): Symbols {
   return loadedSymbols = s;
 }
 
+/**
+ * This isolate's event queue, opened on first use. It closes itself when the
+ * isolate's thread ends (a Worker that finishes or is terminated), so Worker
+ * lifetimes never exhaust the library's table of queues.
+ */
 function eventQueue(s: Symbols): number {
   if (!queue) {
     check(s.gpures_event_queue_open(u32Out));
-    queue = u32Out[0];
+    const opened = u32Out[0];
+    const status = s.gpures_event_queue_close_on_thread_exit(opened);
+    if (status !== 0) {
+      const error = lastError(status);
+      s.gpures_event_queue_close(opened);
+      throw error;
+    }
+    queue = opened;
   }
   return queue;
 }
 
+/** Calls a keep-alive's method; what its getter or body throws is collected, never thrown. */
 function call(target: unknown, method: "release" | "markConsumed", errors: unknown[]): void {
-  const fn = (target as Record<string, unknown> | null)?.[method];
-  if (typeof fn !== "function") return;
   try {
-    fn.call(target);
+    const fn = (target as Record<string, unknown> | null)?.[method];
+    if (typeof fn === "function") fn.call(target);
   } catch (e) {
     errors.push(e);
   }
@@ -191,9 +203,14 @@ function deliver(): unknown[] {
   return errors;
 }
 
-function throwAll(errors: unknown[]): void {
-  if (errors.length === 1) throw errors[0];
-  if (errors.length > 1) throw new AggregateError(errors, "keep-alive callbacks threw");
+/**
+ * Reports what keep-alive callbacks threw the way the runtime reports an
+ * uncaught error (an "error" event on globalThis, then exit unless it is
+ * handled). It happens after the whole batch ran and the current call
+ * returned: a callback's failure is the producer's, not the caller's.
+ */
+function report(errors: unknown[]): void {
+  for (const e of errors) queueMicrotask(() => reportError(e));
 }
 
 /**
@@ -204,7 +221,7 @@ function throwAll(errors: unknown[]): void {
 function startPolling(): void {
   if (timer !== undefined || liveRecords === 0) return;
   const id = setInterval(() => {
-    for (const e of drain()) reportError(e);
+    report(drain());
   }, 20);
   Deno.unrefTimer(id);
   timer = id;
@@ -231,7 +248,7 @@ export function holdingsOf(token: bigint): unknown[] | undefined {
 const registry = new FinalizationRegistry<bigint>((handle) => {
   // A wrapper was collected without release(): drop its reference now.
   lib().gpures_release(handle);
-  for (const e of drain()) reportError(e);
+  report(drain());
   startPolling();
 });
 const PENDING_MAX = 1024;
@@ -251,8 +268,14 @@ function track(resource: GpuResource<unknown>): void {
 
 // --------------------------------------------------------------------- classes
 
+/** JS buffers a handle aliases, with the descriptor field each came from. */
+interface Aliases {
+  buffers: readonly unknown[];
+  fields: readonly string[];
+}
+
 type ResourceClass<R extends GpuResource<unknown> = GpuResource<unknown>> = {
-  new (key: symbol, handle: bigint, posts?: boolean): R;
+  new (key: symbol, handle: bigint, posts?: boolean, aliases?: Aliases): R;
   readonly kindId: number;
 };
 const classes = new Map<number, ResourceClass>();
@@ -292,16 +315,25 @@ export function assertSupported(kindId: number): void {
 
 const NO_HOLDS: unknown[] = [];
 
+/** An option the caller set on the options object itself; inherited ones do not count. */
+function ownOption(options: FdCreateOptions | undefined, name: keyof FdCreateOptions): unknown {
+  return options != null && Object.hasOwn(options, name) ? options[name] : undefined;
+}
+
 /**
  * Creates a handle of `cls`'s kind from a wire descriptor (field names as
  * the C table has them). `holds` are objects the handle aliases; they stay
- * referenced until the last release.
+ * referenced until the last release. `aliased` names the descriptor field of
+ * each JS buffer among them, so that a buffer detached later is caught.
+ * `built`: the class made `desc` itself from the caller's own properties.
  */
 export function createResource<R extends GpuResource<unknown>>(
   cls: ResourceClass<R>,
   desc: Record<string, unknown>,
   options: FdCreateOptions | undefined,
   holds: unknown[] = NO_HOLDS,
+  aliased?: readonly string[],
+  built = false,
 ): R {
   assertSupported(cls.kindId);
   if (typeof desc !== "object" || desc === null || Array.isArray(desc)) {
@@ -313,8 +345,10 @@ export function createResource<R extends GpuResource<unknown>>(
       "desc",
     );
   }
-  const keepAlive = options?.keepAlive;
+  const keepAlive = ownOption(options, "keepAlive");
   const token = keepAlive !== undefined || holds.length ? takeToken() : 0;
+  const codec = codecOf(cls.kindId);
+  const bytes = codec.begin();
   try {
     // A kind whose descriptor names its host object (WgpuTexture) stores the token itself.
     // Only this module's own descriptor objects carry TOKEN, so it is filled in place.
@@ -323,9 +357,8 @@ export function createResource<R extends GpuResource<unknown>>(
     if ("token" in desc && desc.token === TOKEN) {
       desc.token = (BigInt(eventQueue(s)) << 32n) | BigInt(token);
     }
-    const codec = codecOf(cls.kindId);
-    codec.encode(desc);
-    const own = options?.takeOwnership;
+    codec.encode(desc, bytes, built);
+    const own = ownOption(options, "takeOwnership");
     if (own !== undefined && typeof own !== "boolean") {
       throw new InvalidHandleError(
         `Cannot create ${
@@ -344,16 +377,28 @@ export function createResource<R extends GpuResource<unknown>>(
       optionView.setUint32(44, token ? queue : 0, true); // the isolate's mark, as in the token above
       optionsPointer = optionsAt;
     }
-    check(s.gpures_create_at(cls.kindId, codec.pointer, optionsPointer, scratchAt!));
+    check(s.gpures_create_at(cls.kindId, codec.pointerOf(bytes), optionsPointer, scratchAt!));
   } catch (e) {
     if (token) dropToken(token);
     throw e;
+  } finally {
+    codec.end(bytes);
   }
   if (token) {
     records[token - 1] = { keepAlive, holds };
     liveRecords++;
   }
-  return new cls(INTERNAL, u64Out[0], token !== 0);
+  const aliases = aliased?.length ? { buffers: holds, fields: aliased } : undefined;
+  return new cls(INTERNAL, u64Out[0], token !== 0, aliases);
+}
+
+/** The field of the first aliased buffer that was detached since create, or undefined. */
+function detachedField(aliases: Aliases): string | undefined {
+  for (let i = 0; i < aliases.fields.length; i++) {
+    const b = aliases.buffers[i];
+    if (((ArrayBuffer.isView(b) ? b.buffer : b) as ArrayBuffer).detached) return aliases.fields[i];
+  }
+  return undefined;
 }
 
 /**
@@ -382,6 +427,8 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
    * Events caused elsewhere reach the isolate through the poll (startPolling).
    */
   readonly #posts: boolean;
+  /** The JS buffers the handle aliases (CpuBytes, CpuPlanes made from JS memory). */
+  readonly #aliases: Aliases | undefined;
 
   static {
     registerPending = () => {
@@ -397,13 +444,14 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   }
 
   /** Not for users: resources come from `create()`, `clone()` or {@link GpuResource.fromRaw}. */
-  constructor(key: symbol, handle: bigint, posts = true) {
+  constructor(key: symbol, handle: bigint, posts = true, aliases?: Aliases) {
     if (key !== INTERNAL) {
       throw new TypeError("Use the create() of a resource class, or GpuResource.fromRaw()");
     }
     this.#handle = handle;
     this.#kindId = (new.target as unknown as ResourceClass).kindId;
     this.#posts = posts;
+    this.#aliases = aliases;
     track(this);
   }
 
@@ -489,6 +537,15 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
         "handle",
       );
     }
+    const field = this.#aliases && detachedField(this.#aliases);
+    if (field) {
+      // The memory went with the buffer: never hand out its address again.
+      throw new InvalidHandleError(
+        `Cannot ${verb} ${this.kind}: ${field} was detached (transferred away) after create, so the memory the handle names is gone; release the handle`,
+        "INVALID_VALUE",
+        field,
+      );
+    }
     return this.#handle;
   }
 
@@ -509,8 +566,9 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
       key: symbol,
       handle: bigint,
       posts: boolean,
+      aliases?: Aliases,
     ) => this;
-    return new cls(INTERNAL, handle, this.#posts);
+    return new cls(INTERNAL, handle, this.#posts, this.#aliases);
   }
 
   /** Every field of the handle's descriptor, with kind, kindId and refcount. */
@@ -518,7 +576,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     const handle = this.#live("describe");
     const codec = codecOf(this.#kindId);
     const s = native();
-    check(s.gpures_describe_at(handle, codec.pointer, codec.bytes.length));
+    check(s.gpures_describe_at(handle, codec.outPointer, codec.out.length));
     check(s.gpures_refcount_at(handle, u32At));
     return codec.describe(this.kind, this.#kindId, u32Out[0]) as Description;
   }
@@ -536,10 +594,9 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     this.#forget();
     const status = native().gpures_release(handle);
     if (!this.#posts || liveRecords === 0) return check(status); // nothing to deliver here
-    const errors = drain();
+    report(drain());
     startPolling(); // another owner may make the last release
     check(status);
-    throwAll(errors);
   }
 
   /** Releases at the end of a `using` block. */
@@ -559,7 +616,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** Tells the producer (its keep-alive's markConsumed) that this consumer's sync succeeded. */
   markConsumed(): void {
     check(lib().gpures_mark_consumed(this.#live("mark consumed")));
-    if (liveRecords) throwAll(drain());
+    if (liveRecords) report(drain());
   }
 
   /** @internal Duplicates owned fd `index` (fd-owning kinds). */
@@ -588,6 +645,8 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     options: unknown,
   ): string {
     if (this.#handle === undefined) return `${this.kind} { released }`;
+    const field = this.#aliases && detachedField(this.#aliases);
+    if (field) return `${this.kind} { ${field} detached }`;
     return `${this.kind} ${inspect(this.describe(), options)}`;
   }
 }

@@ -3,9 +3,9 @@
 // Validation, description and lifetime are shared (gpu_resource.ts, C).
 
 import type * as T from "./_types.ts";
-import { addressOf } from "./_codec.ts";
+import { addressOf, own } from "./_codec.ts";
 import { GpuResourceError, InvalidHandleError } from "./errors.ts";
-import { mapHandle, type Mapping, unmapMapping } from "./_mapping.ts";
+import { mapHandle, type MapOptions, type Mapping, unmapMapping } from "./_mapping.ts";
 import {
   type CreateOptions,
   createResource,
@@ -261,21 +261,31 @@ export class DmaBufHandle extends GpuResource<T.DmaBufHandleDescription> {
    * object, `mmap()`ed shared, no copy. Writes through it are the object's;
    * on a real dma-buf the mapping is one `DMA_BUF_IOCTL_SYNC` access window
    * (START here, END at unmap). Mapping the same index again returns the same
-   * buffer. It stays mapped until {@link DmaBufHandle.unmap} or this wrapper's
-   * release (or `intoRaw()`); then the ArrayBuffer is detached (byteLength 0),
-   * never left over unmapped memory. Do not transfer it to another isolate.
+   * buffer while this wrapper still holds it.
+   *
+   * Only memory that cannot shrink under the mapping is mapped: a dma-buf, or
+   * a memfd sealed against shrinking (one that allows sealing is sealed
+   * here). Anything else is refused unless `options.allowUnsealed` vouches
+   * for its producer. So no access through the buffer can raise SIGBUS.
+   *
+   * The mapping lives exactly as long as the last buffer over it.
+   * {@link DmaBufHandle.unmap} and this wrapper's release (or `intoRaw()`)
+   * detach the buffer and unmap at once. A buffer moved away first
+   * (`transfer()`, `postMessage` with transfer, a BYOB read) takes the
+   * mapping along: it ends when that buffer is collected, and `map()` here
+   * makes a new one.
    *
    * @example
-   * ```ts
+   * ```ts ignore
    * const pixels = new Uint8Array(frame.map());
    * pixels[0] = 255; // seen by every process that maps the same fd
    * frame.release(); // unmaps: pixels.length is now 0
    * ```
    */
-  map(index = 0): ArrayBuffer {
+  map(index = 0, options?: MapOptions): ArrayBuffer {
     const existing = this.#mappings?.get(index);
-    if (existing) return existing.buffer;
-    const mapping = mapHandle(this.unsafeHandle, index, this.kind);
+    if (existing && !existing.buffer.detached) return existing.buffer;
+    const mapping = mapHandle(this.unsafeHandle, index, this.kind, options);
     (this.#mappings ??= new Map()).set(index, mapping);
     return mapping.buffer;
   }
@@ -361,6 +371,13 @@ export interface CpuPlanesCreateDesc {
 function alias(data: unknown, kind: string, field: string): { ptr: bigint; size: bigint } {
   const isView = ArrayBuffer.isView(data);
   const buffer = isView ? data.buffer : data;
+  if ((buffer as ArrayBuffer | undefined)?.detached) {
+    throw new InvalidHandleError(
+      `Cannot create ${kind}: ${field} is detached (its memory was transferred away)`,
+      "INVALID_VALUE",
+      field,
+    );
+  }
   // A buffer met before passed the checks below: what it is and whether it can resize never change.
   let base = bases.get(buffer as ArrayBuffer); // undefined for anything never cached, primitives too
   if (base === undefined) {
@@ -400,6 +417,8 @@ function baseAddress(buffer: ArrayBuffer | SharedArrayBuffer): bigint {
   return base;
 }
 
+const DATA = ["data"];
+
 /**
  * One buffer of CPU memory holding a frame. Made from a JS buffer, it aliases
  * the buffer (no copy) and keeps it alive until the last release; do not
@@ -413,16 +432,20 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
   }
   /** Wraps `data` (aliased) or `ptr` + `size`; with width and height the frame must fit. */
   static create(desc: CpuBytesCreateDesc, options?: CreateOptions): CpuBytes {
-    if (typeof desc !== "object" || desc?.data === undefined) {
+    if (typeof desc !== "object" || desc === null || own(desc, "data") === undefined) {
       return createResource(this, wire(desc), options);
     }
-    const data = desc.data;
+    const data = own(desc, "data");
     const { ptr, size } = alias(data, "CpuBytes", "data");
     // The wire descriptor field by field: rest/spread copies cost more than the create.
-    const { rowPitch, format, width, height } = desc;
-    return createResource(this, { ptr, size, rowPitch, format, width, height }, options, [data]);
+    const rowPitch = own(desc, "rowPitch"), format = own(desc, "format");
+    const width = own(desc, "width"), height = own(desc, "height");
+    const built = { ptr, size, rowPitch, format, width, height };
+    return createResource(this, built, options, [data], DATA, true);
   }
 }
+
+const MAX_PLANES = 4;
 
 /** One CPU buffer per plane, each aliased when made from JS buffers. */
 export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
@@ -436,17 +459,34 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
     if (typeof desc !== "object" || desc === null) {
       return createResource(this, desc as unknown as Wire, options);
     }
-    const holds: unknown[] = [];
-    const planes = Array.isArray(desc?.planes)
-      ? desc.planes.map((p, i) => {
+    const holds: unknown[] = [], fields: string[] = [];
+    const given = own(desc, "planes");
+    if (Array.isArray(given) && given.length > MAX_PLANES) {
+      throw new InvalidHandleError(
+        `Cannot create CpuPlanes: planes has ${given.length} entries; at most ${MAX_PLANES} are allowed`,
+        "INVALID_VALUE",
+        "planes",
+      );
+    }
+    const planes = Array.isArray(given)
+      ? Array.from(given, (p: CpuPlaneInput, i) => {
         if (typeof p !== "object" || p === null) return p; // the codec names the field
-        if (p.data === undefined) return { data: p.ptr, size: p.size, rowPitch: p.rowPitch };
-        holds.push(p.data);
-        const { ptr, size } = alias(p.data, "CpuPlanes", `planes[${i}].data`);
-        return { data: ptr, size, rowPitch: p.rowPitch };
+        const data = own(p, "data"), rowPitch = own(p, "rowPitch");
+        if (data === undefined) return { data: own(p, "ptr"), size: own(p, "size"), rowPitch };
+        holds.push(data);
+        fields.push(`planes[${i}].data`);
+        const { ptr, size } = alias(data, "CpuPlanes", `planes[${i}].data`);
+        return { data: ptr, size, rowPitch };
       })
-      : desc?.planes;
-    return createResource(this, { ...desc, planes }, options, holds);
+      : given;
+    return createResource(
+      this,
+      { format: own(desc, "format"), planes },
+      options,
+      holds,
+      fields,
+      true,
+    );
   }
 }
 
@@ -519,7 +559,8 @@ export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
   }
   /** Wraps a `GPUTexture`. */
   static create(desc: WgpuTextureCreateDesc, options?: CreateOptions): WgpuTexture {
-    const texture = desc?.texture;
+    const texture =
+      (desc !== null && typeof desc === "object" ? own(desc, "texture") : undefined) as GPUTexture;
     const GPUTextureClass =
       (globalThis as { GPUTexture?: abstract new () => GPUTexture }).GPUTexture;
     if (GPUTextureClass && !(texture instanceof GPUTextureClass)) {
@@ -545,6 +586,8 @@ export class WgpuTexture extends GpuResource<T.WgpuTextureDescription> {
       },
       options,
       [texture],
+      undefined,
+      true,
     );
   }
 

@@ -3,6 +3,7 @@
 
 const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
   memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
@@ -14,16 +15,57 @@ const F_GETFD = 1;
 const F_SETFD = 2;
 const FD_CLOEXEC = 1;
 const MFD_CLOEXEC = 1;
+const MFD_ALLOW_SEALING = 2;
+const F_ADD_SEALS = 1033;
+const F_GET_SEALS = 1034;
+/** memfd seals (fcntl F_ADD_SEALS / F_GET_SEALS). */
+export const SEAL = { SEAL: 1, SHRINK: 2, GROW: 4, WRITE: 8 } as const;
 
-/** A new memfd of `size` bytes; `cloexec: false` makes one without FD_CLOEXEC. */
-export function memfd(size: number, { cloexec = true } = {}): number {
+/** What {@link memfd} makes. */
+export interface MemfdOptions {
+  /** false: without FD_CLOEXEC (to see gpures set it). */
+  cloexec?: boolean;
+  /** false: made without MFD_ALLOW_SEALING, so nobody can seal it. */
+  sealable?: boolean;
+  /** Seals to add after sizing it (SEAL bits), e.g. SEAL.SHRINK. */
+  seals?: number;
+}
+
+/**
+ * A new memfd of `size` bytes. By default it allows sealing and is not
+ * sealed: gpures seals it against shrinking when it maps or receives it.
+ */
+export function memfd(
+  size: number,
+  { cloexec = true, sealable = true, seals = 0 }: MemfdOptions = {},
+): number {
   const fd = libc.memfd_create(
     new TextEncoder().encode("gpures-test\0"),
-    cloexec ? MFD_CLOEXEC : 0,
+    (cloexec ? MFD_CLOEXEC : 0) | (sealable ? MFD_ALLOW_SEALING : 0),
   );
   if (fd < 0) throw new Error("memfd_create failed");
   if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
+  if (seals && libc.fcntl(fd, F_ADD_SEALS, seals) !== 0) throw new Error("F_ADD_SEALS failed");
   return fd;
+}
+
+/** An unnamed regular file of `size` bytes in /tmp (O_TMPFILE), open for reading and writing. */
+export function tmpfile(size: number): number {
+  const O_RDWR = 2, O_TMPFILE = 0o20200000, O_CLOEXEC = 0o2000000;
+  const fd = libc.open(new TextEncoder().encode("/tmp\0"), O_RDWR | O_TMPFILE | O_CLOEXEC, 0o600);
+  if (fd < 0) throw new Error("open(O_TMPFILE) failed");
+  if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
+  return fd;
+}
+
+/** The seals of a memfd (SEAL bits), or -1 for another file. */
+export function sealsOf(fd: number): number {
+  return libc.fcntl(fd, F_GET_SEALS, 0);
+}
+
+/** Resizes the file fd names; false when the kernel refused (a seal). */
+export function truncate(fd: number, size: number): boolean {
+  return libc.ftruncate(fd, BigInt(size)) === 0;
 }
 
 /** Whether fd names an open file. */

@@ -20,9 +20,17 @@
 ** atomic. gpures_last_error() is per thread.
 **
 ** Descriptors begin with struct_size and flags. Set struct_size to
-** sizeof(the struct) as compiled; the library accepts older (shorter) structs
-** and newer ones whose extra bytes are zero, so descriptors can grow without
-** new entry points.
+** sizeof(the struct) as compiled, both in what you pass in and in what you
+** ask gpures_<kind>_describe() to fill. The library accepts older (shorter)
+** structs that end between two fields, and newer (longer) ones of up to
+** GPURES_STRUCT_SIZE_MAX bytes whose extra bytes are zero, so descriptors can
+** grow without new entry points. It never reads more of a caller's struct
+** than struct_size says, never more than GPURES_STRUCT_SIZE_MAX, and never
+** writes past the struct it knows: a describe into a newer struct sets
+** struct_size to the bytes it wrote and leaves the rest alone. Any other
+** struct_size (below 8, above the bound, ending inside a field: an unset
+** one, most likely) gets GPURES_E_ABI_MISMATCH naming "structSize", and
+** options.struct_size likewise "options.structSize".
 */
 #ifndef GPURES_H
 #define GPURES_H
@@ -53,7 +61,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 1
+#define GPURES_ABI_MINOR 2
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -255,7 +263,22 @@ typedef struct gpures_create_options {
   uint64_t event_token;    /* delivered with the queue's events for this handle */
 } gpures_create_options;
 
-/* Generic create: `desc` is the kind's descriptor struct. */
+/*
+** The largest struct_size the library believes, of a descriptor or of the
+** options. Today's largest descriptor has under 256 bytes, so 4096 leaves
+** room for any growth a descriptor of handles, sizes and a few planes will
+** see, while a larger value is almost surely an unset struct_size: above it
+** create and the per-kind describe refuse the struct (ABI_MISMATCH) before
+** touching a byte past their own struct, so a garbage struct_size costs an
+** error, never a read or write across the caller's memory.
+*/
+#define GPURES_STRUCT_SIZE_MAX 4096u
+
+/*
+** Generic create: `desc` is the kind's descriptor struct. desc->struct_size
+** and options->struct_size follow the rules at the top of this file: at most
+** GPURES_STRUCT_SIZE_MAX bytes of either are read.
+*/
 GPURES_API int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
                              gpures_handle *out_handle);
 /* Takes one more reference (an atomic increment). */
@@ -264,8 +287,9 @@ GPURES_API int gpures_clone(gpures_handle handle);
 GPURES_API int gpures_release(gpures_handle handle);
 /*
 ** Copies the handle's descriptor into `out`, which holds `out_size` bytes
-** (at most the kind's descriptor size is written; struct_size is set to what
-** was written). Owned fds in the copy are the handle's own: do not close them.
+** (at least 8): min(out_size, the kind's descriptor size) bytes are written,
+** nothing past them, and struct_size is set to that count. Owned fds in the
+** copy are the handle's own: do not close them.
 */
 GPURES_API int gpures_describe(gpures_handle handle, void *out, uint32_t out_size);
 /* The kind of a live handle. */
@@ -315,13 +339,33 @@ typedef struct gpures_event {
 ** Event queues let a host with its own event loop (a JavaScript isolate, a
 ** Python interpreter) learn of last releases made on any thread, without a
 ** callback into it. One queue per isolate; poll it from the isolate's thread.
+**
+** The process has 4096 queues open at most (GPURES_E_OUT_OF_MEMORY past
+** that). Queue ids carry a generation and are never handed out twice: a
+** closed id stays closed (GPURES_E_STALE), so it never receives the events
+** of whoever opens a queue next. After 65535 queues one table entry retires
+** and the 4096 shrink by one; no host opens queues that fast for that long.
 */
 GPURES_API int gpures_event_queue_open(uint32_t *out_queue);
 /* Closes a queue; later events for it are dropped. */
 GPURES_API int gpures_event_queue_close(uint32_t queue);
+/*
+** Closes the queue when the calling thread exits: a JavaScript isolate's
+** thread ends with the isolate (a Deno Worker's OS thread exits when the
+** worker ends), so a host that opens one queue per isolate binds it here,
+** from the isolate's own thread, and isolates that come and go do not fill
+** the table. Call it on that thread (a Deno FFI call that is not
+** nonblocking). A queue may be bound once (GPURES_E_INVALID_VALUE after);
+** an unknown id is GPURES_E_INVALID_VALUE and a closed one GPURES_E_STALE,
+** both naming "queue". Closing the queue by hand before the thread exits is
+** fine: the exit then does nothing, even if its id's table entry was reused.
+** A thread may bind several queues. Threads that outlive the library (it is
+** unloaded first) leave their queues to the unload.
+*/
+GPURES_API int gpures_event_queue_close_on_thread_exit(uint32_t queue);
 /* Events waiting in the queue (0 for a closed or unknown queue). */
 GPURES_API uint32_t gpures_event_queue_pending(uint32_t queue);
-/* Moves up to `capacity` events out of the queue, oldest first. */
+/* Moves up to `capacity` events (at most `capacity` are written) out of the queue, oldest first. */
 GPURES_API int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uint32_t capacity,
                                        uint32_t *out_count);
 
@@ -595,6 +639,15 @@ typedef struct gpures_wgpu_texture_desc {
 ** gpures_<kind>_clone(handle), gpures_<kind>_describe(handle, &desc) and
 ** gpures_<kind>_release(handle). The kind-specific forms return
 ** GPURES_E_WRONG_KIND for a handle of another kind.
+**
+** gpures_<kind>_describe() fills a struct whose size the caller sets in
+** desc.struct_size first: sizeof the struct, or an older struct's size (it
+** must end between two fields), or a newer struct's of up to
+** GPURES_STRUCT_SIZE_MAX bytes. It writes min(struct_size, the library's
+** size) bytes, nothing past them, and sets struct_size to that count. Any
+** other struct_size, below 8 or above the bound or ending inside a field
+** (an unset struct_size, most likely), gets GPURES_E_ABI_MISMATCH naming
+** "structSize" and writes nothing.
 */
 #define GPURES__KIND_PROTOTYPES(id, UPPER, snake, Name, own, os)                                 \
   GPURES_API int gpures_##snake##_create(const gpures_##snake##_desc *desc,                      \
@@ -667,10 +720,23 @@ GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *
 ** datagram with gpures's header, a kind that owns fds, a descriptor whose
 ** struct_size is the size the header announces, descriptor fd fields holding
 ** 0, 1, ... (the positions of the attached fds) and as many fds attached as
-** the descriptor names; then gpures_create() validates the descriptor exactly
-** as for a local caller, adopting the received fds (TAKE_OWNERSHIP). Any
-** failure closes every fd the message carried and returns GPURES_E_INVALID_VALUE
-** (or create's own status), naming the field at fault.
+** the descriptor names, each able to back a frame: a dma-buf, a memfd sealed
+** against shrinking (one that allows sealing is sealed on receipt, so the
+** peer can no longer truncate it under a mapping here), or another anonymous
+** object; never a pipe, socket, directory or device, and a regular file or an
+** unsealable memfd only with GPURES_CHANNEL_ALLOW_UNSEALED. Then
+** gpures_create() validates the descriptor exactly as for a local caller,
+** adopting the received fds (TAKE_OWNERSHIP). Any failure closes every fd the
+** message carried and returns GPURES_E_INVALID_VALUE (or create's own
+** status), naming the field at fault ("fds[1]", "fd", "structSize", ...);
+** the channel stays usable for the next message.
+**
+** No message is lost without a word. When this process has no free fd
+** (EMFILE) the kernel discards the fds of a message arriving then; receive
+** reports that message as GPURES_E_OS_ERROR with field "fds" and a message
+** that says it was dropped and why. An empty datagram is refused, never
+** taken for the end while messages wait behind it. OS failures name the
+** errno symbol and the path or fd ("Cannot listen on "/run/x.sock": EACCES").
 **
 ** A channel is a socket fd, so hosts can poll it (readable: a message or the
 ** end; writable: room to send). gpures makes every such fd close-on-exec and
@@ -682,6 +748,12 @@ GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *
 
 /* gpures_channel_* flags */
 #define GPURES_CHANNEL_NONBLOCK (1u << 0) /* return at once, doing nothing, when the call would wait */
+/*
+** (receive) Trust the peer: accept regular files and memfds not sealed
+** against shrinking. Whoever holds another fd of such a file can truncate it,
+** and a mapping of it then raises SIGBUS on access past the new end.
+*/
+#define GPURES_CHANNEL_ALLOW_UNSEALED (1u << 1)
 
 /* gpures_channel_wait() events */
 #define GPURES_CHANNEL_READABLE (1u << 0) /* a message, a connection, or the end is waiting */
@@ -690,7 +762,9 @@ GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *
 
 /*
 ** A listening socket at `path` (a stale socket file nobody listens on is
-** replaced; any other file there is left alone and refused).
+** replaced; any other file there is left alone and refused). The socket
+** file's device and inode are recorded: shutting down or closing the
+** listener removes that file, and only while `path` still names it.
 */
 GPURES_API int gpures_channel_listen(const char *path, int *out_fd);
 /* The next connection to a listener; with NONBLOCK *out_fd is -1 when none is waiting. */
@@ -708,7 +782,10 @@ GPURES_API int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags,
 /*
 ** Receives one handle; the caller owns its one reference. *out_handle is 0
 ** when NONBLOCK and nothing is waiting. GPURES_E_STALE (field "channel") once
-** the peer closed the channel and every message was received.
+** the peer closed the channel and every message was received. Flags:
+** GPURES_CHANNEL_NONBLOCK, GPURES_CHANNEL_ALLOW_UNSEALED. GPURES_E_OS_ERROR
+** with field "fds": a message was dropped because its fds could not be
+** received (EMFILE); the next call receives the next message.
 */
 GPURES_API int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle);
 /*
@@ -717,11 +794,21 @@ GPURES_API int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out
 ** plus GPURES_CHANNEL_HANGUP. Meant for a host that waits on another thread.
 */
 GPURES_API int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready);
-/* Shuts a channel or listener down: waiters wake, the peer sees the end. The fd stays open. */
+/*
+** Shuts a channel or listener down: waiters wake, the peer sees the end. The
+** fd stays open. A listener's socket file goes, if the path still names it.
+*/
 GPURES_API int gpures_channel_shutdown(int fd);
-/* Closes a channel or listener fd (refused for an fd that is not a socket). */
+/*
+** Closes a channel or listener fd (refused for an fd that is not a socket),
+** removing a listener's socket file as gpures_channel_shutdown() does.
+*/
 GPURES_API int gpures_channel_close(int fd);
-/* Removes the socket file a listener made at `path`; only a socket, and nothing for '@' names. */
+/*
+** Removes whatever socket file is at `path` (a stale one of a process that
+** is gone); only a socket, and nothing for '@' names. A listener's own file
+** needs no call: closing it removes that file and never a newer one.
+*/
 GPURES_API int gpures_channel_unlink(const char *path);
 
 /* ------------------------------------------------------------ CPU mappings */
@@ -730,13 +817,25 @@ GPURES_API int gpures_channel_unlink(const char *path);
 ** the whole object mmap()ed shared, no copy. When the fd is a real dma-buf,
 ** gpures_map() begins CPU access with DMA_BUF_IOCTL_SYNC (SYNC_START with the
 ** READ/WRITE bits of `flags`) and gpures_unmap() ends it (SYNC_END) before
-** unmapping: map..unmap is one CPU access window. Any other fd (a memfd, a
-** file; the ioctl answers ENOTTY) is mapped without syncs. The mapping does
-** not depend on the handle: it stays valid after the handle's release until
-** gpures_unmap().
+** unmapping: map..unmap is one CPU access window. Any other fd is mapped
+** without syncs. The mapping does not depend on the handle: it stays valid
+** after the handle's release until gpures_unmap().
+**
+** No access through a mapping can raise SIGBUS. Reading past the end of a
+** file that shrank would, and whoever holds another fd of the object (the
+** peer that sent it, other code here) could shrink it, so gpures_map() maps
+** only objects whose size cannot shrink:
+**   - a dma-buf, whose size is fixed for its life;
+**   - a memfd sealed with F_SEAL_SHRINK. A memfd that still allows sealing
+**     is sealed by gpures_map() (shrinking a frame is never legitimate).
+** A regular file, or a memfd that cannot be sealed, gets GPURES_E_INVALID_VALUE
+** naming the fd field, unless `flags` has GPURES_MAP_ALLOW_UNSEALED: the
+** caller then vouches that nobody truncates the object while it is mapped.
+** A pipe, socket, directory or device is always refused.
 */
 #define GPURES_MAP_READ  (1u << 0)
 #define GPURES_MAP_WRITE (1u << 1)
+#define GPURES_MAP_ALLOW_UNSEALED (1u << 2) /* trust the producer: map files and unsealed memfds */
 
 /* Maps owned fd `index` of the handle; *out_ptr and *out_size give the mapping. */
 GPURES_API int gpures_map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,

@@ -7,7 +7,15 @@
 ** that word; the last release bumps the generation, so the old handle value
 ** turns stale in the same instruction that drops the count to zero, and any
 ** later use is reported instead of reaching whatever reuses the slot.
+**
+** Generations never wrap: a slot whose last generation (LAST_GENERATION) is
+** released is retired, never reused, since reuse would hand out generation 1
+** again and revive every stale value that once named the slot. Each slot
+** serves 2^32 - 1 handles first, so retiring costs nothing in practice, but
+** it is counted and the table's capacity shrinks by it.
 */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +25,7 @@
 #define CHUNK_SLOTS (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096u
 #define MAX_SLOTS (CHUNK_SLOTS * MAX_CHUNKS) /* 2^24, the index bits of a handle */
+#define LAST_GENERATION UINT32_MAX          /* all 32 generation bits of a handle */
 
 typedef union any_desc {
 #define DESC_MEMBER(id, UPPER, snake, Name, own, os) gpures_##snake##_desc snake;
@@ -40,6 +49,7 @@ static _Atomic(slot *) chunks[MAX_CHUNKS];
 static _Atomic uint32_t next_unused;
 static _Atomic uint64_t free_head; /* tag << 32 | (index + 1); the tag defeats ABA */
 static _Atomic uint64_t live[GPURES_KIND_MAX + 1];
+static _Atomic uint32_t retired; /* slots past their last generation, never reused */
 
 static slot *slot_at(uint32_t index) {
   slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
@@ -88,6 +98,17 @@ static int slot_alloc(uint32_t *out_index) {
   }
 }
 
+/* Why slot_alloc failed: the table is full (less what was retired), or malloc failed. */
+static int no_slot(gpures__op op) {
+  if (atomic_load_explicit(&next_unused, memory_order_relaxed) < MAX_SLOTS)
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
+  uint32_t gone = atomic_load_explicit(&retired, memory_order_relaxed);
+  return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
+                      "all %u handle slots are in use (%u more were retired after their last "
+                      "generation); release handles",
+                      MAX_SLOTS - gone, gone);
+}
+
 static void slot_free(uint32_t index) {
   slot *s = slot_known(index);
   uint64_t head = atomic_load_explicit(&free_head, memory_order_relaxed);
@@ -98,7 +119,6 @@ static void slot_free(uint32_t index) {
       memory_order_relaxed));
 }
 
-static uint32_t next_generation(uint32_t g) { return g == UINT32_MAX ? 1u : g + 1u; }
 static uint32_t handle_kind(gpures_handle h) { return (uint32_t)(h >> 24) & 0xffu; }
 static uint32_t handle_index(gpures_handle h) { return (uint32_t)h & 0xffffffu; }
 static uint32_t handle_generation(gpures_handle h) { return (uint32_t)(h >> 32); }
@@ -116,11 +136,12 @@ static gpures__op op_of(const char *verb, gpures_handle h) {
 
 static int stale(const char *verb, gpures_handle h) {
   if (h == 0) return gpures__fail(op_of(verb, h), GPURES_E_NULL_HANDLE, "handle", "handle is 0");
-  return gpures__fail(op_of(verb, h), GPURES_E_STALE, "handle", "handle was released");
+  return gpures__fail(op_of(verb, h), GPURES_E_STALE, "handle",
+                      "handle 0x%016" PRIx64 " was released (or never existed)", h);
 }
 
 /* Runs after the last release, on the thread that made it, exactly once. */
-static void destroy(slot *s, uint32_t index) {
+static void destroy(slot *s, uint32_t index, uint32_t generation) {
   const gpures__variant *v = gpures__variant_of(s->kind);
   for (uint32_t r = 0; r < v->num_fields; r++) {
     const gpures_field_info *f = &v->fields[r];
@@ -132,7 +153,8 @@ static void destroy(slot *s, uint32_t index) {
   if (s->queue) (void)gpures__event_post(s->queue, s->token, GPURES_EVENT_RELEASED);
   atomic_fetch_sub_explicit(&live[s->kind], 1, memory_order_relaxed);
   atomic_fetch_sub_explicit(&live[0], 1, memory_order_relaxed);
-  slot_free(index);
+  if (generation == LAST_GENERATION) atomic_fetch_add_explicit(&retired, 1, memory_order_relaxed);
+  else slot_free(index);
 }
 
 static int unpin(gpures_handle h, const char *verb);
@@ -171,23 +193,48 @@ static int unpin(gpures_handle h, const char *verb) {
     if (generation != handle_generation(h) || count == 0) return stale(verb, h);
     /* A forged kind byte on a live slot's value must not drop the real handle's reference. */
     if (s->kind != handle_kind(h)) return stale(verb, h);
-    uint64_t next = count == 1 ? (uint64_t)next_generation(generation) << 32 : state - 1u;
+    /* The last generation stays with a count of 0: stale for good, and never freed. */
+    uint64_t next = count > 1                          ? state - 1u
+                    : generation == LAST_GENERATION ? (uint64_t)generation << 32
+                                                     : (uint64_t)(generation + 1u) << 32;
     if (atomic_compare_exchange_weak_explicit(&s->state, &state, next, memory_order_acq_rel,
                                               memory_order_acquire)) {
-      if (count == 1) destroy(s, handle_index(h));
+      if (count == 1) destroy(s, handle_index(h), generation);
       return GPURES_OK;
     }
   }
 }
 
-/* Copies a caller's struct of `given` bytes into `out` of `own` bytes. */
-static int copy_versioned(gpures__op op, const char *field, const void *in, uint32_t own,
-                          void *out) {
-  uint32_t given;
-  memcpy(&given, in, sizeof given);
+/*
+** A struct_size the library can believe: struct_size and flags at least, and
+** at most GPURES_STRUCT_SIZE_MAX. Anything else is no older or newer struct
+** but an unset struct_size, and believing it would read or write that many
+** bytes of the caller's memory.
+*/
+static int check_struct_size(gpures__op op, const char *field, uint32_t given) {
   if (given < 8)
     return gpures__fail(op, GPURES_E_ABI_MISMATCH, field,
                         "%s is %u; set it to the size of the struct", field, given);
+  if (given > GPURES_STRUCT_SIZE_MAX)
+    return gpures__fail(op, GPURES_E_ABI_MISMATCH, field,
+                        "%s is %u (0x%x), above GPURES_STRUCT_SIZE_MAX (%u): not the size of "
+                        "any struct; set it to the size of the struct",
+                        field, given, given, (unsigned)GPURES_STRUCT_SIZE_MAX);
+  return GPURES_OK;
+}
+
+static uint32_t struct_size_of(const void *p) {
+  uint32_t size;
+  memcpy(&size, p, sizeof size);
+  return size;
+}
+
+/* Copies a caller's struct of `given` bytes into `out` of `own` bytes. */
+static int copy_versioned(gpures__op op, const char *field, const void *in, uint32_t own,
+                          void *out) {
+  uint32_t given = struct_size_of(in);
+  int status = check_struct_size(op, field, given);
+  if (status != GPURES_OK) return status;
   memcpy(out, in, given < own ? given : own);
   for (uint32_t i = own; i < given; i++)
     if (((const unsigned char *)in)[i])
@@ -203,9 +250,7 @@ static int copy_versioned(gpures__op op, const char *field, const void *in, uint
 ** two fields. One that ends inside a value or inside an array would leave a
 ** pointer, an fd or a count half given: refuse it rather than read it.
 */
-static int check_short_desc(gpures__op op, const gpures__variant *v, const void *desc) {
-  uint32_t given;
-  memcpy(&given, desc, sizeof given);
+static int check_short_desc(gpures__op op, const gpures__variant *v, uint32_t given) {
   if (given >= v->desc_size) return GPURES_OK;
   for (uint32_t r = 0; r < v->num_fields; r++) {
     const gpures_field_info *f = &v->fields[r];
@@ -227,8 +272,7 @@ static int check_short_options(gpures__op op, const gpures_create_options *optio
       offsetof(gpures_create_options, event_queue),
       offsetof(gpures_create_options, reserved),
       offsetof(gpures_create_options, event_token)};
-  uint32_t given;
-  memcpy(&given, options, sizeof given);
+  uint32_t given = struct_size_of(options);
   if (given >= sizeof *options) return GPURES_OK;
   for (uint32_t i = 0; i < GPURES__LEN(ends); i++)
     if (given == ends[i]) return GPURES_OK;
@@ -252,12 +296,14 @@ static int acquire_fds(gpures__op op, const gpures__variant *v, void *desc, bool
       bool dup = !adopt || repeated;
       int own = dup ? gpures__fd_dup(fd) : (gpures__fd_adopt(fd) == 0 ? fd : -1);
       if (own < 0) {
+        int err = errno; /* before the closes below can change it */
         char path[96];
         gpures__field_path(f, i, path, sizeof path);
         for (uint32_t j = 0; j < n_taken; j++)
           if (duplicated[j]) gpures__fd_close(taken[j]);
-        return gpures__fail(op, GPURES_E_OS_ERROR, path, "%s (fd %d) could not be %s", path, fd,
-                            dup ? "duplicated" : "adopted");
+        return gpures__fail(op, GPURES_E_OS_ERROR, path, "%s (fd %d) could not be %s: %s (%s)",
+                            path, fd, dup ? "duplicated" : "adopted", gpures__errno_name(err),
+                            gpures__errno_meaning(err));
       }
       gpures__field_set(f, desc, i, (uint64_t)(int64_t)own);
       taken[n_taken] = own;
@@ -294,7 +340,7 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   any_desc local;
   memset(&local, 0, sizeof local);
   int status = copy_versioned(op, "structSize", desc, v->desc_size, &local);
-  if (status == GPURES_OK) status = check_short_desc(op, v, desc);
+  if (status == GPURES_OK) status = check_short_desc(op, v, struct_size_of(desc));
   gpures_create_options opts;
   memset(&opts, 0, sizeof opts);
   if (status == GPURES_OK && options)
@@ -319,7 +365,7 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   uint32_t index = 0;
   if (status == GPURES_OK && (status = slot_alloc(&index)) != GPURES_OK) {
     drop_fds(v, &local, &caller);
-    status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
+    status = no_slot(op);
   }
   if (status != GPURES_OK) {
     if (opts.event_queue) gpures__event_unreserve(opts.event_queue);
@@ -348,16 +394,32 @@ int gpures_clone(gpures_handle handle) {
 
 int gpures_release(gpures_handle handle) { return unpin(handle, "release"); }
 
-static int describe_into(gpures_handle handle, const char *verb, void *out, uint32_t out_size) {
+/*
+** Copies a live handle's descriptor: min(out_size, own) bytes, and the
+** copy's struct_size says how many. Nothing past the library's own struct is
+** written; a newer caller reads the fields past struct_size as absent. With
+** `sized_by_struct` the size is out's own struct_size, checked as create
+** checks it (after the handle, whose errors come first).
+*/
+static int describe_into(gpures_handle handle, void *out, uint32_t out_size, bool sized_by_struct) {
   slot *s = NULL;
-  int status = pin(handle, verb, &s);
+  int status = pin(handle, "describe", &s);
   if (status != GPURES_OK) return status;
-  uint32_t own = gpures__variant_of(s->kind)->desc_size;
-  uint32_t n = out_size < own ? out_size : own;
+  const gpures__variant *v = gpures__variant_of(s->kind);
+  if (sized_by_struct) {
+    gpures__op op = {"describe", s->kind};
+    out_size = struct_size_of(out);
+    if ((status = check_struct_size(op, "structSize", out_size)) == GPURES_OK)
+      status = check_short_desc(op, v, out_size);
+    if (status != GPURES_OK) {
+      (void)unpin(handle, "describe");
+      return status;
+    }
+  }
+  uint32_t n = out_size < v->desc_size ? out_size : v->desc_size;
   memcpy(out, &s->desc, n);
-  if (out_size > own) memset((unsigned char *)out + own, 0, out_size - own);
   memcpy(out, &n, sizeof n);
-  return unpin(handle, verb);
+  return unpin(handle, "describe");
 }
 
 int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t *refcount,
@@ -375,7 +437,7 @@ int gpures_describe(gpures_handle handle, void *out, uint32_t out_size) {
   if (!out || out_size < 8)
     return gpures__fail(op_of("describe", handle), GPURES_E_BUFFER_TOO_SMALL, "out",
                         "out must hold at least 8 bytes, not %u", out ? out_size : 0);
-  return describe_into(handle, "describe", out, out_size);
+  return describe_into(handle, out, out_size, false);
 }
 
 int gpures_kind(gpures_handle handle, uint32_t *out_kind) {
@@ -431,8 +493,15 @@ static int dup_fd(gpures__op op, slot *s, void *arg) {
     if (a->index >= n)
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "index",
                           "index %u is out of range; the handle has %u fds", a->index, n);
-    int fd = gpures__fd_dup((int)(int32_t)gpures__field_get(f, &s->desc, a->index));
-    if (fd < 0) return gpures__fail(op, GPURES_E_OS_ERROR, "index", "fd %u could not be duplicated", a->index);
+    int own = (int)(int32_t)gpures__field_get(f, &s->desc, a->index);
+    int fd = gpures__fd_dup(own);
+    if (fd < 0) {
+      int err = errno;
+      char path[96];
+      gpures__field_path(f, a->index, path, sizeof path);
+      return gpures__fail(op, GPURES_E_OS_ERROR, "index", "%s (fd %d) could not be duplicated: %s (%s)",
+                          path, own, gpures__errno_name(err), gpures__errno_meaning(err));
+    }
     *a->out_fd = fd;
     return GPURES_OK;
   }
@@ -502,8 +571,23 @@ int gpures__describe_kind(gpures_handle h, uint32_t kind, void *out) {
   int status = check_kind(h, kind, "describe");
   if (status != GPURES_OK) return status;
   if (!out) return gpures__fail(op_of("describe", h), GPURES_E_NULL_POINTER, "out", "out is null");
-  uint32_t size;
-  memcpy(&size, out, sizeof size);
-  uint32_t own = gpures__variant_of(kind)->desc_size;
-  return describe_into(h, "describe", out, size >= 8 ? size : own);
+  return describe_into(h, out, 0, true);
+}
+
+/*
+** Test hooks, like alloc.c's: exported for the C tests, not part of gpures.h.
+** Ages the slot the next create will take so that it gets `generation`, as
+** if the slot had served generation - 1 handles already; single-threaded use
+** only (another thread's create in between takes the slot instead).
+*/
+void gpures__test_set_next_generation(uint32_t generation) {
+  uint64_t head = atomic_load_explicit(&free_head, memory_order_acquire);
+  uint32_t index = (uint32_t)head ? (uint32_t)head - 1u
+                                  : atomic_load_explicit(&next_unused, memory_order_relaxed);
+  if (index >= MAX_SLOTS || ensure_chunk(index >> CHUNK_BITS) != GPURES_OK) return;
+  atomic_store_explicit(&slot_known(index)->state, (uint64_t)generation << 32, memory_order_release);
+}
+
+uint32_t gpures__test_retired_slots(void) {
+  return atomic_load_explicit(&retired, memory_order_relaxed);
 }

@@ -28,6 +28,15 @@ int gpures__fail(gpures__op op, int status, const char *field, const char *fmt, 
 #endif
     ;
 
+/* Records an OS failure: "mmap failed: EMFILE (Too many open files)". */
+int gpures__os_fail(gpures__op op, const char *field, const char *what, int err);
+/*
+** Records the thread's last error again under this operation's verb: a call
+** into another gpures function reported "Cannot duplicate fd of X: ...", the
+** caller wants "Cannot send X: ...".
+*/
+int gpures__refail(gpures__op op, int status);
+
 /* ------------------------------------------------------------ variants */
 
 /* What differs between kinds; one per kind, defined in variants/<family>.c. */
@@ -114,6 +123,38 @@ void gpures__fd_close(int fd);
 int64_t gpures__fd_size(int fd);
 /* 1 when fd names an open file, else 0. */
 int gpures__fd_valid(int fd);
+/*
+** One pointer per thread: when a thread exits with it set (not NULL),
+** gpures__event_thread_exit(it) runs on that thread (POSIX: a pthread key's
+** destructor; Windows: an FLS callback). The library's unload disarms it.
+** _set returns 0, or an errno value.
+*/
+void *gpures__thread_exit_value(void);
+int gpures__thread_exit_value_set(void *value);
+/*
+** errno's symbolic name, "EMFILE", for messages a person can act on (the
+** symbol is what they search for; strerror's text varies by libc and locale).
+** An unknown value gives "errno N" in a per-thread buffer that this thread's
+** next call overwrites; known names are static.
+*/
+const char *gpures__errno_name(int err);
+/* A few words on what err means, "the process has no free file descriptors"; static. */
+const char *gpures__errno_meaning(int err);
+
+/* ------------------------------------------------------ frames and maps */
+
+/*
+** Refuses an fd that cannot back a frame (a pipe, a socket, a directory, a
+** device), or whose memory could shrink under a mapping: a regular file or a
+** memfd not sealed with F_SEAL_SHRINK (one that allows sealing is sealed),
+** unless allow_unsealed. frame_fd.c says why.
+*/
+int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_unsealed);
+/* gpures_map(), also giving the mapping's id (never reused). */
+int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
+                uint64_t *out_size, uint64_t *out_id);
+/* Ends the mapping with this id if it is still live; nothing otherwise. */
+void gpures__unmap_id(uint64_t id);
 
 /* ------------------------------------------------------------- events */
 
@@ -122,6 +163,8 @@ int gpures__event_post(uint32_t queue, uint64_t token, uint32_t type);
 /* Reserves room for one RELEASED event, so that the last release cannot fail. */
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
+/* Closes the queues the exiting thread bound; the os layer's thread-exit hook calls it. */
+void gpures__event_thread_exit(void *bound);
 
 /* ------------------------------------------------------------- handles */
 
@@ -133,6 +176,15 @@ int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t
 int gpures__clone_kind(gpures_handle h, uint32_t kind);
 int gpures__release_kind(gpures_handle h, uint32_t kind);
 int gpures__describe_kind(gpures_handle h, uint32_t kind, void *out);
+
+/*
+** Test hooks (exported for the C tests, as alloc.c's are; not in gpures.h).
+** gpures__test_set_next_generation(g): the next create gets generation g, as
+** if its slot had served g - 1 handles (single-threaded use only).
+** gpures__test_retired_slots(): slots retired after their last generation.
+*/
+GPURES_API void gpures__test_set_next_generation(uint32_t generation);
+GPURES_API uint32_t gpures__test_retired_slots(void);
 
 /* ----------------------------------------------------------- allocation */
 

@@ -57,3 +57,16 @@ int gpures__fail(gpures__op op, int status, const char *field, const char *fmt, 
   last.status = status;
   return status;
 }
+
+int gpures__os_fail(gpures__op op, const char *field, const char *what, int err) {
+  return gpures__fail(op, GPURES_E_OS_ERROR, field, "%s failed: %s (%s)", what,
+                      gpures__errno_name(err), strerror(err));
+}
+
+int gpures__refail(gpures__op op, int status) {
+  char message[sizeof last.message], field[sizeof last.field];
+  const char *colon = strstr(last.message, ": ");
+  snprintf(message, sizeof message, "%s", colon ? colon + 2 : last.message);
+  snprintf(field, sizeof field, "%s", last.field);
+  return gpures__fail(op, status, field, "%s", message);
+}

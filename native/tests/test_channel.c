@@ -7,12 +7,21 @@
 ** here with sendmsg) refused with every fd they carried closed, the open fd
 ** count unchanged, and the channel still usable afterwards; waits, shutdown
 ** and the end of a channel; map/unmap of a memfd both ways.
+**
+** Hostile peers in processes of their own (fork): memory the peer could
+** shrink under a mapping (sealed on receipt, or refused), fds that cannot
+** back a frame, a frame that arrives while this process is out of fds
+** (reported as dropped), a peer that dies half way, a flood; and listeners
+** that remove only their own socket file, and OS failures that name the
+** errno and the path.
 */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -27,8 +36,21 @@ typedef struct wire_header {
 #define WIRE_MAGIC 0x63727067u
 
 
+/*
+** A memfd as a producer makes one for a frame: it allows sealing, so the
+** receiver can seal it against shrinking (an unsealable one is refused).
+*/
+static int frame_memfd(long size) {
+  int fd = memfd_create("gpures-test-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 || ftruncate(fd, size) != 0) {
+    perror("memfd_create/ftruncate");
+    abort();
+  }
+  return fd;
+}
+
 static int patterned_memfd(long size, unsigned char seed) {
-  int fd = make_memfd(size, 1);
+  int fd = frame_memfd(size);
   unsigned char buf[256];
   for (long at = 0; at < size; at += (long)sizeof buf) {
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(seed + at + i);
@@ -93,20 +115,19 @@ static message dma_buf_message(gpures_dma_buf_handle_desc d) {
 static size_t message_size(const message *m) { return sizeof m->h + m->h.desc_size; }
 
 /*
-** Sends `m` with `nfds` fresh memfds of 4096 bytes attached, closes this
-** side's copies, and checks that receive fails with `status` naming `field`,
-** that no fd stayed open, and that the channel still carries a good handle.
+** Sends `m` with `fds` attached (opened by the caller, counted as open
+** before the call), closes this side's copies, and checks that receive with
+** `flags` fails with `status` naming `field`, that no fd stayed open, and
+** that the channel still carries a good handle.
 */
-static void refused(int sender, int receiver, const message *m, size_t len, size_t nfds,
-                    int status, const char *field, int line) {
-  int before = count_open_fds();
-  int fds[32];
-  for (size_t i = 0; i < nfds; i++) fds[i] = make_memfd(4096, 1);
+static void refused_with(int sender, int receiver, const message *m, size_t len, const int *fds,
+                         size_t nfds, uint32_t flags, int status, const char *field, int line) {
+  int before = count_open_fds() - (int)nfds;
   send_raw(sender, m, len, fds, nfds);
   for (size_t i = 0; i < nfds; i++) close(fds[i]);
   gpures_handle h = 1;
   if (!check_fails_at(__FILE__, line, "gpures_channel_receive (malformed)",
-                      gpures_channel_receive(receiver, 0, &h), status, field))
+                      gpures_channel_receive(receiver, flags, &h), status, field))
     fprintf(stderr, "    (message of the test at line %d)\n", line);
   CHECK_EQ(h, 0);
   CHECK_EQ(count_open_fds(), before);
@@ -124,6 +145,13 @@ static void refused(int sender, int receiver, const message *m, size_t len, size
   CHECK_OK(gpures_release(got));
   close(fd);
   CHECK_EQ(count_open_fds(), before);
+}
+/* refused_with() and `nfds` fresh frame memfds of 4096 bytes. */
+static void refused(int sender, int receiver, const message *m, size_t len, size_t nfds,
+                    int status, const char *field, int line) {
+  int fds[32];
+  for (size_t i = 0; i < nfds; i++) fds[i] = frame_memfd(4096);
+  refused_with(sender, receiver, m, len, fds, nfds, 0, status, field, line);
 }
 #define REFUSED(m, len, nfds, status, field) \
   refused(pair[0], pair[1], (m), (len), (nfds), (status), (field), __LINE__)
@@ -293,6 +321,15 @@ static void round_trip_over_an_abstract_name(void) {
   CHECK_EQ(count_open_fds(), base);
 }
 
+/* A socket file nobody listens on: bound and closed without gpures. */
+static void stale_socket_file(const char *path) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) abort();
+  close(fd);
+}
+
 static void listen_replaces_a_stale_socket_but_no_other_file(void) {
   char path[64];
   snprintf(path, sizeof path, "/tmp/gpures-test-stale-%d.sock", (int)getpid());
@@ -301,11 +338,13 @@ static void listen_replaces_a_stale_socket_but_no_other_file(void) {
   CHECK_OK(gpures_channel_listen(path, &a));
   CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_listen(path, &b)); /* a listens */
   CHECK_EQ(b, -1);
-  CHECK_OK(gpures_channel_close(a)); /* the file stays, stale */
-  CHECK(access(path, F_OK) == 0);
+  CHECK_OK(gpures_channel_close(a)); /* its own file goes with it */
+  CHECK(access(path, F_OK) != 0);
+  stale_socket_file(path); /* what a listener that crashed leaves */
   CHECK_OK(gpures_channel_listen(path, &b));
   CHECK_OK(gpures_channel_close(b));
-  CHECK_OK(gpures_channel_unlink(path));
+  CHECK(access(path, F_OK) != 0);
+  CHECK_OK(gpures_channel_unlink(path)); /* nothing there: nothing to do */
 
   FILE *f = fopen(path, "w"); /* a regular file is never removed */
   fclose(f);
@@ -395,7 +434,7 @@ static void process_local_kinds_are_refused_and_nothing_is_sent(void) {
 static void malformed_messages_are_refused_with_their_fds_closed(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  int real = make_memfd(4096, 1);
+  int real = frame_memfd(4096);
   gpures_dma_buf_handle_desc d = rgba_dma_buf(real);
   message good = dma_buf_message(d), m;
 
@@ -533,7 +572,7 @@ static void nonblocking_calls_return_at_once(void) {
   CHECK_EQ(ready, GPURES_CHANNEL_WRITABLE);
 
   /* Fill the channel until it is full; a full channel sends nothing and says so. */
-  int fd = make_memfd(4096, 1);
+  int fd = frame_memfd(4096);
   gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
   gpures_handle h = 0;
   CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
@@ -568,7 +607,7 @@ static void nonblocking_calls_return_at_once(void) {
 static void the_end_of_a_channel_is_stale_for_both_sides(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  int fd = make_memfd(4096, 1);
+  int fd = frame_memfd(4096);
   gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
   gpures_handle h = 0, got = 0;
   uint32_t sent = 0, ready = 0;
@@ -689,7 +728,7 @@ static void map_shares_memory_with_the_memfd_both_ways(void) {
 }
 
 static void map_refuses_what_it_cannot_map(void) {
-  int fd = make_memfd(4096, 1);
+  int fd = frame_memfd(4096);
   gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
   gpures_handle h = 0, cpu = 0;
   CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
@@ -719,7 +758,7 @@ static void map_refuses_what_it_cannot_map(void) {
   CHECK(fcntl(sealed, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0);
   d = rgba_dma_buf(sealed);
   CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
-  CHECK_FAILS(GPURES_E_OS_ERROR, "index",
+  CHECK_FAILS(GPURES_E_OS_ERROR, "fds[0]", /* the fd at fault, by its field */
               gpures_map(h, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &ptr, &size));
   CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ, &ptr, &size));
   CHECK_EQ(((unsigned char *)ptr)[10], 0);
@@ -755,6 +794,449 @@ static void a_received_frame_is_read_through_a_mapping(void) {
   CHECK_EQ(count_open_fds(), base);
 }
 
+/* ------------------------------------------------------------ hostile peers */
+
+/* Exit status of a child, or 128 + its signal. */
+static int child_status(pid_t child) {
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Makes a (non-blocking) channel fd block, as a simple peer's socket does. */
+static void blocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
+
+static int seals_of(int fd) { return fcntl(fd, F_GET_SEALS); }
+
+static void received_memfds_are_sealed_so_the_peer_cannot_shrink_them(void) {
+  int base = count_open_fds();
+  int pair[2], go[2], told[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  CHECK(pipe(go) == 0 && pipe(told) == 0);
+  pid_t peer = fork();
+  if (peer == 0) { /* sends a frame, keeps its fd, and tries to shrink it when told */
+    int fd = patterned_memfd(4096, 31);
+    gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+    message m = dma_buf_message(d);
+    send_raw(pair[0], &m, message_size(&m), &fd, 1);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(2);
+    int err = ftruncate(fd, 0) == 0 ? 0 : errno;
+    _exit(write(told[1], &err, sizeof err) == sizeof err ? 0 : 3);
+  }
+  gpures_handle h = 0;
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  gpures_dma_buf_handle_desc got;
+  got.struct_size = sizeof got;
+  CHECK_OK(gpures_dma_buf_handle_describe(h, &got));
+  CHECK(seals_of(got.fds[0]) & F_SEAL_SHRINK); /* sealed on receipt */
+  void *ptr = NULL;
+  uint64_t size = 0;
+  CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ, &ptr, &size));
+  int err = -1;
+  CHECK(write(go[1], "t", 1) == 1);
+  CHECK(read(told[0], &err, sizeof err) == sizeof err);
+  CHECK_EQ(err, EPERM); /* the peer's ftruncate() was refused */
+  CHECK_EQ(child_status(peer), 0);
+  if (ptr && err == EPERM) { /* safe only because it did not shrink: else SIGBUS */
+    int ok = 1;
+    for (uint64_t i = 0; i < size; i++) ok &= ((unsigned char *)ptr)[i] == (unsigned char)(31 + i);
+    CHECK(ok && size == 4096);
+  }
+  if (ptr) CHECK_OK(gpures_unmap(ptr));
+  CHECK_OK(gpures_release(h));
+  close(go[0]), close(go[1]), close(told[0]), close(told[1]);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/* A regular file of `size` bytes that only the fd names. */
+static int regular_file(long size) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gpures-test-file-XXXXXX");
+  int fd = mkstemp(path);
+  if (fd < 0 || unlink(path) != 0 || ftruncate(fd, size) != 0) abort();
+  return fd;
+}
+
+static message vk_opaque_fd_message(void) {
+  gpures_vk_opaque_fd_desc v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  v.fd = 0;
+  v.size = 4096;
+  v.width = v.height = 32;
+  v.format = GPURES_PF_RGBA_U8;
+  message m;
+  memset(&m, 0, sizeof m);
+  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
+                      GPURES_KIND_VK_OPAQUE_FD, sizeof v, 1};
+  memcpy(m.desc, &v, sizeof v);
+  return m;
+}
+
+/* Sends `m` with `fd` attached and receives it with `flags`: the handle, or 0 with the error. */
+static gpures_handle received_with(int pair[2], const message *m, int fd, uint32_t flags,
+                                   int *status) {
+  send_raw(pair[0], m, message_size(m), &fd, 1);
+  close(fd);
+  gpures_handle h = 0;
+  *status = gpures_channel_receive(pair[1], flags, &h);
+  return h;
+}
+
+static void memory_the_peer_can_shrink_is_refused_unless_trusted(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int real = frame_memfd(4096);
+  message dma = dma_buf_message(rgba_dma_buf(real)), vk = vk_opaque_fd_message();
+  int fd = make_memfd(4096, 1); /* no MFD_ALLOW_SEALING: nobody can seal it */
+  refused_with(pair[0], pair[1], &dma, message_size(&dma), &fd, 1, 0, GPURES_E_INVALID_VALUE,
+               "fds[0]", __LINE__);
+  CHECK(strstr(gpures_last_error(), "cannot be sealed") != NULL);
+  fd = make_memfd(4096, 1);
+  refused_with(pair[0], pair[1], &vk, message_size(&vk), &fd, 1, 0, GPURES_E_INVALID_VALUE, "fd",
+               __LINE__);
+  fd = regular_file(4096);
+  refused_with(pair[0], pair[1], &dma, message_size(&dma), &fd, 1, GPURES_CHANNEL_NONBLOCK,
+               GPURES_E_INVALID_VALUE, "fds[0]", __LINE__);
+  CHECK(strstr(gpures_last_error(), "regular file") != NULL);
+  /* Sealable but already sealed against further seals (F_SEAL_SEAL) without SHRINK. */
+  fd = frame_memfd(4096);
+  CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL) == 0);
+  refused_with(pair[0], pair[1], &dma, message_size(&dma), &fd, 1, 0, GPURES_E_INVALID_VALUE,
+               "fds[0]", __LINE__);
+
+  /* The receiver's explicit trust. */
+  int status = -1;
+  gpures_handle h = received_with(pair, &dma, make_memfd(4096, 1),
+                                  GPURES_CHANNEL_ALLOW_UNSEALED, &status);
+  CHECK_OK(status);
+  CHECK_OK(gpures_release(h));
+  h = received_with(pair, &vk, regular_file(4096), GPURES_CHANNEL_ALLOW_UNSEALED, &status);
+  CHECK_OK(status);
+  CHECK_OK(gpures_release(h));
+  /* Sealed by the producer itself (and sealed shut): nothing to trust. */
+  fd = frame_memfd(4096);
+  CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0);
+  h = received_with(pair, &dma, fd, 0, &status);
+  CHECK_OK(status);
+  CHECK_OK(gpures_release(h));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_channel_receive(pair[1], 4, &h));
+  close(real);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void fds_that_cannot_back_a_frame_are_refused_at_receive(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int real = frame_memfd(4096);
+  message dma = dma_buf_message(rgba_dma_buf(real)), vk = vk_opaque_fd_message();
+  static const char *what[] = {"a pipe", "a socket", "a directory", "a character device"};
+  for (int kind = 0; kind < 4; kind++) {
+    for (int k = 0; k < 2; k++) { /* DmaBufHandle's fds[0], VkOpaqueFd's fd */
+      int fds[2], n = 1;
+      if (kind == 0) CHECK(pipe(fds) == 0), n = 2;
+      if (kind == 1) CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0), n = 2;
+      if (kind == 2) fds[0] = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (kind == 3) fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (n == 2) close(fds[1]);
+      const message *m = k ? &vk : &dma;
+      refused_with(pair[0], pair[1], m, message_size(m), fds, 1, 0, GPURES_E_INVALID_VALUE,
+                   k ? "fd" : "fds[0]", __LINE__);
+      if (!CHECK(strstr(gpures_last_error(), what[kind]) != NULL))
+        fprintf(stderr, "    %s: %s\n", what[kind], gpures_last_error());
+    }
+  }
+  close(real);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/* The lowest fd number not open. */
+static int lowest_free_fd(void) {
+  int fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+  close(fd);
+  return fd;
+}
+
+/*
+** Leaves this process no free fd: the RLIMIT_NOFILE soft limit at the lowest
+** free fd number (*was keeps the limits to restore). 0 where that does not
+** bind every call (under valgrind): the caller then skips the checks.
+*/
+static int without_free_fds(struct rlimit *was) {
+  const char *preload = getenv("LD_PRELOAD"); /* valgrind's limit covers only some calls */
+  if (preload && strstr(preload, "vgpreload")) {
+    fprintf(stderr, "    (under valgrind RLIMIT_NOFILE does not bind: EMFILE checks skipped)\n");
+    return 0;
+  }
+  getrlimit(RLIMIT_NOFILE, was);
+  struct rlimit none = {(rlim_t)lowest_free_fd(), was->rlim_max};
+  setrlimit(RLIMIT_NOFILE, &none);
+  int probe = fcntl(0, F_DUPFD_CLOEXEC, 0);
+  if (probe < 0 && errno == EMFILE) return 1;
+  if (probe >= 0) close(probe);
+  setrlimit(RLIMIT_NOFILE, was);
+  fprintf(stderr, "    (lowering RLIMIT_NOFILE has no effect here: EMFILE checks skipped)\n");
+  return 0;
+}
+
+static void a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped(void) {
+  int base = count_open_fds();
+  uint64_t live = gpures_live_handles(0);
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  for (int i = 0; i < 2; i++) {
+    int fd = patterned_memfd(4096, 40);
+    message m = dma_buf_message(rgba_dma_buf(fd));
+    send_raw(pair[0], &m, message_size(&m), &fd, 1);
+    close(fd);
+  }
+  struct rlimit was;
+  gpures_handle h = 1;
+  if (!without_free_fds(&was)) { /* the kernel would install the message's fds */
+    gpures_channel_close(pair[0]);
+    gpures_channel_close(pair[1]);
+    return;
+  }
+  int status = gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &h);
+  setrlimit(RLIMIT_NOFILE, &was);
+  CHECK_STATUS(GPURES_E_OS_ERROR, status);
+  CHECK_STR(gpures_last_error_field(), "fds");
+  CHECK(strstr(gpures_last_error(), "dropped") && strstr(gpures_last_error(), "EMFILE"));
+  CHECK(strstr(gpures_last_error(), "Cannot receive DmaBufHandle:") == gpures_last_error());
+  CHECK_EQ(h, 0);
+  CHECK_EQ(count_open_fds(), base + 2);
+  CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &h)); /* the next one */
+  CHECK(h != 0);
+  CHECK_OK(gpures_release(h));
+  CHECK_EQ(gpures_live_handles(0), live);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void closing_a_listener_removes_only_its_own_socket_file(void) {
+  int base = count_open_fds();
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gpures-test-own-%d.sock", (int)getpid());
+  unlink(path);
+  int a = -1, b = -1, client = -1, server = -1;
+  /* A newer listener took the path: closing the old one leaves its file. */
+  CHECK_OK(gpures_channel_listen(path, &a));
+  CHECK(unlink(path) == 0);
+  CHECK_OK(gpures_channel_listen(path, &b));
+  CHECK_OK(gpures_channel_close(a));
+  CHECK(access(path, F_OK) == 0);
+  CHECK_OK(gpures_channel_connect(path, 0, &client));
+  CHECK_OK(gpures_channel_accept(b, 0, &server));
+  CHECK_OK(gpures_channel_close(client));
+  CHECK_OK(gpures_channel_close(server));
+  CHECK_OK(gpures_channel_shutdown(b)); /* shutting down removes its own file */
+  CHECK(access(path, F_OK) != 0);
+  CHECK_OK(gpures_channel_close(b));
+
+  /* Not a socket any more: left alone. */
+  CHECK_OK(gpures_channel_listen(path, &a));
+  CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
+  CHECK_OK(gpures_channel_close(a));
+  struct stat st;
+  CHECK(lstat(path, &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(rmdir(path) == 0);
+
+  /* A child that inherited the listener and closes its copy removes nothing. */
+  CHECK_OK(gpures_channel_listen(path, &a));
+  pid_t child = fork();
+  if (child == 0) _exit(gpures_channel_close(a) == GPURES_OK ? 0 : 1);
+  CHECK_EQ(child_status(child), 0);
+  CHECK(access(path, F_OK) == 0);
+  CHECK_OK(gpures_channel_close(a));
+  CHECK(access(path, F_OK) != 0);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/* Checks that the last error begins with `prefix` and holds `part`. */
+static void error_reads(const char *prefix, const char *part, int line) {
+  const char *e = gpures_last_error();
+  if (strncmp(e, prefix, strlen(prefix)) != 0 || !strstr(e, part)) {
+    check_report(0, __FILE__, line, "the error names the object and the errno");
+    fprintf(stderr, "    got \"%s\"\n    want \"%s...%s...\"\n", e, prefix, part);
+  }
+}
+#define ERROR_READS(prefix, part) error_reads((prefix), (part), __LINE__)
+
+static void os_failures_name_the_errno_and_the_path(void) {
+  int base = count_open_fds();
+  char path[96], prefix[160];
+  int fd = -1;
+  snprintf(path, sizeof path, "/tmp/gpures-test-no-dir-%d/x.sock", (int)getpid());
+  CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_listen(path, &fd));
+  snprintf(prefix, sizeof prefix, "Cannot listen on \"%s\": ENOENT (", path);
+  ERROR_READS(prefix, "from bind()");
+  CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_connect(path, 0, &fd));
+  snprintf(prefix, sizeof prefix, "Cannot connect to \"%s\": nobody listens there: ENOENT", path);
+  ERROR_READS(prefix, "");
+
+  /* Empty: invalid, and said so (not "Cannot connect to: "). */
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "path", gpures_channel_connect("", 0, &fd));
+  ERROR_READS("Cannot connect: path is empty", "");
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "path", gpures_channel_listen("", &fd));
+  ERROR_READS("Cannot listen: path is empty", "");
+
+  /* EACCES: a directory this process may not write (as nobody, when root). */
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/gpures-test-ro-%d", (int)getpid());
+  CHECK(mkdir(dir, 0500) == 0);
+  snprintf(path, sizeof path, "%s/x.sock", dir);
+  pid_t child = fork();
+  if (child == 0) {
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(2);
+    snprintf(prefix, sizeof prefix, "Cannot listen on \"%s\": EACCES (", path);
+    int status = gpures_channel_listen(path, &fd);
+    if (status != GPURES_E_OS_ERROR || strncmp(gpures_last_error(), prefix, strlen(prefix))) {
+      fprintf(stderr, "    child: %s\n", gpures_last_error());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  CHECK_EQ(child_status(child), 0);
+  rmdir(dir);
+
+  /* EMFILE, whichever call needs the fd. */
+  snprintf(path, sizeof path, "@gpures-test-emfile-%d", (int)getpid());
+  int listener = -1, waiting = -1, pair[2];
+  CHECK_OK(gpures_channel_listen(path, &listener));
+  CHECK_OK(gpures_channel_connect(path, 0, &waiting));
+  struct rlimit was;
+  if (!without_free_fds(&was)) {
+    gpures_channel_close(waiting);
+    gpures_channel_close(listener);
+    return;
+  }
+  int s_pair = gpures_channel_pair(pair);
+  char pair_error[256];
+  snprintf(pair_error, sizeof pair_error, "%s", gpures_last_error());
+  int s_connect = gpures_channel_connect(path, 0, &fd);
+  char connect_error[256];
+  snprintf(connect_error, sizeof connect_error, "%s", gpures_last_error());
+  int s_accept = gpures_channel_accept(listener, GPURES_CHANNEL_NONBLOCK, &fd);
+  setrlimit(RLIMIT_NOFILE, &was);
+  CHECK_STATUS(GPURES_E_OS_ERROR, s_accept);
+  ERROR_READS("Cannot accept on fd ", ": EMFILE (");
+  CHECK_STATUS(GPURES_E_OS_ERROR, s_pair);
+  CHECK(strncmp(pair_error, "Cannot make channel pair: EMFILE (", 34) == 0);
+  CHECK_STATUS(GPURES_E_OS_ERROR, s_connect);
+  snprintf(prefix, sizeof prefix, "Cannot connect to \"%s\": EMFILE (", path);
+  CHECK(strncmp(connect_error, prefix, strlen(prefix)) == 0);
+  CHECK_OK(gpures_channel_close(waiting));
+  CHECK_OK(gpures_channel_close(listener));
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void an_empty_datagram_is_refused_and_not_taken_for_the_end(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  int fd = frame_memfd(4096);
+  message m = dma_buf_message(rgba_dma_buf(fd));
+  send_raw(pair[0], "", 0, NULL, 0);
+  send_raw(pair[0], "", 0, NULL, 0);
+  send_raw(pair[0], &m, message_size(&m), &fd, 1);
+  CHECK_OK(gpures_channel_close(pair[0])); /* the peer is gone; its messages are not */
+  gpures_handle h = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "message", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "message", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  CHECK(h != 0);
+  CHECK_OK(gpures_release(h));
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &h));
+  close(fd);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void a_peer_that_dies_half_way_ends_the_channel(void) {
+  int base = count_open_fds();
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  pid_t peer = fork();
+  if (peer == 0) { /* the header of a message, then gone */
+    int fd = frame_memfd(4096);
+    message m = dma_buf_message(rgba_dma_buf(fd));
+    send_raw(pair[0], &m, sizeof m.h, &fd, 1);
+    _exit(0);
+  }
+  CHECK_OK(gpures_channel_close(pair[0]));
+  CHECK_EQ(child_status(peer), 0);
+  gpures_handle h = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "descSize", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &h));
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+
+  /* Killed while this side waits in receive: the end, no hang. */
+  CHECK_OK(gpures_channel_pair(pair));
+  peer = fork();
+  if (peer == 0) {
+    pause();
+    _exit(0);
+  }
+  CHECK_OK(gpures_channel_close(pair[0]));
+  usleep(20000);
+  kill(peer, SIGKILL);
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_EQ(child_status(peer), 128 + SIGKILL);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void a_flood_from_a_peer_leaves_nothing_behind(void) {
+  enum { COUNT = 20000 };
+  int base = count_open_fds();
+  uint64_t live = gpures_live_handles(0);
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  pid_t peer = fork();
+  if (peer == 0) { /* junk and frames, alternately, as fast as the socket takes them */
+    blocking(pair[0]);
+    int fd = frame_memfd(4096), fds[3] = {fd, fd, fd};
+    message good = dma_buf_message(rgba_dma_buf(fd)), junk = good;
+    junk.h.num_fds = 3;
+    for (int i = 0; i < COUNT; i++) {
+      if (i % 2) send_raw(pair[0], &junk, message_size(&junk) - (size_t)(i % 7), fds, 3);
+      else send_raw(pair[0], &good, message_size(&good), fds, 1);
+    }
+    _exit(0);
+  }
+  CHECK_OK(gpures_channel_close(pair[0]));
+  int frames = 0, refused_count = 0, status;
+  for (;;) {
+    gpures_handle h = 0;
+    status = gpures_channel_receive(pair[1], 0, &h);
+    if (status == GPURES_E_STALE) break;
+    if (status == GPURES_OK) {
+      frames++;
+      gpures_release(h);
+    } else {
+      refused_count++;
+    }
+  }
+  CHECK_EQ(child_status(peer), 0);
+  CHECK_EQ(frames, COUNT / 2);
+  CHECK_EQ(refused_count, COUNT / 2);
+  CHECK_EQ(gpures_live_handles(0), live);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
 int main(void) {
   RUN(round_trip_over_a_socketpair_moves_the_fds_and_the_layout);
   RUN(vk_opaque_fd_crosses_without_its_slot_release);
@@ -770,5 +1252,14 @@ int main(void) {
   RUN(map_shares_memory_with_the_memfd_both_ways);
   RUN(map_refuses_what_it_cannot_map);
   RUN(a_received_frame_is_read_through_a_mapping);
+  RUN(received_memfds_are_sealed_so_the_peer_cannot_shrink_them);
+  RUN(memory_the_peer_can_shrink_is_refused_unless_trusted);
+  RUN(fds_that_cannot_back_a_frame_are_refused_at_receive);
+  RUN(a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped);
+  RUN(closing_a_listener_removes_only_its_own_socket_file);
+  RUN(os_failures_name_the_errno_and_the_path);
+  RUN(an_empty_datagram_is_refused_and_not_taken_for_the_end);
+  RUN(a_peer_that_dies_half_way_ends_the_channel);
+  RUN(a_flood_from_a_peer_leaves_nothing_behind);
   return check_finish("test_channel");
 }
