@@ -26,46 +26,18 @@
  */
 
 export { load, type LoadedLibrary, type LoadOptions } from "./ffi/_load.ts";
-export {
-  type CreateOptions,
-  type FdCreateOptions,
-  GpuResource,
-  liveHandles,
-} from "./ffi/gpu_resource.ts";
-export {
-  type BufferLike,
-  CpuBytes,
-  type CpuBytesCreateDesc,
-  type CpuPlaneInput,
-  CpuPlanes,
-  type CpuPlanesCreateDesc,
-  CpuSharedSlot,
-  CudaBufferHandle,
-  CudaPtr2D,
-  CudaSurface,
-  D3D11Texture,
-  D3D12BufferHandle,
-  D3D12Resource,
-  DmaBufHandle,
-  GlBufferHandle,
-  GlTextureHandle,
-  MetalBufferHandle,
-  MetalTextureHandle,
-  OpenClMem,
-  VaapiSurface,
-  VkBufferHandle,
-  VkImage,
-  VkOpaqueFd,
-  WgpuTexture,
-  type WgpuTextureCreateDesc,
-} from "./ffi/variants.ts";
+export { type CreateOptions, type FdCreateOptions } from "./ffi/_create.ts";
+export { GpuResource } from "./ffi/gpu_resource.ts";
+export { FdResource } from "./ffi/fd_resource.ts";
+export * from "./ffi/variants.ts";
 export {
   Channel,
   ChannelListener,
   type ChannelResource,
   type ReceiveOptions,
 } from "./ffi/channel.ts";
-export { liveMappings, type MapOptions } from "./ffi/_mapping.ts";
+export { type MapOptions } from "./ffi/_mapping.ts";
+export { liveHandles, liveMappings } from "./ffi/counts.ts";
 export {
   PixelFormat,
   type PixelFormatInfo,

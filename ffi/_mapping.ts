@@ -10,8 +10,8 @@
 // buffer left over the pages, the runtime runs the finalizer at once.
 
 import process from "node:process";
-import { lib, libraryPath } from "./_load.ts";
-import { lastError } from "./gpu_resource.ts";
+import { libraryPath } from "./_load.ts";
+import { lastError } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
 
 const MAP_READ = 1;
@@ -87,18 +87,4 @@ export function mapHandle(
  */
 export function unmapMapping(mapping: Mapping): void {
   if (!mapping.buffer.detached) mapping.buffer.transfer(0);
-}
-
-/**
- * Mappings made by `DmaBufHandle.map()` (or `gpures_map` in native code) and
- * not yet unmapped, in the whole process; for proving nothing stays mapped.
- *
- * @example
- * ```ts
- * import { liveMappings } from "@gpures/gpures";
- * console.log(liveMappings()); // 0
- * ```
- */
-export function liveMappings(): number {
-  return Number(lib().gpures_live_mappings());
 }

@@ -510,7 +510,7 @@ export interface CudaPtr2DDesc {
   rowPitch: number;
   /** cuDeviceGetUuid of the owning device */
   deviceUuid?: Uint8Array;
-  /** number of plane offsets */
+  /** byte offset of each plane from ptr; 0 to 4 */
   planeByteOffsets?: (bigint | number)[];
   /** size hint: width in pixels */
   width?: number;
@@ -532,7 +532,7 @@ export interface CudaPtr2DDescription {
   rowPitch: number;
   /** cuDeviceGetUuid of the owning device */
   deviceUuid: Uint8Array | null;
-  /** number of plane offsets */
+  /** byte offset of each plane from ptr; 0 to 4 */
   planeByteOffsets: bigint[];
   /** size hint: width in pixels */
   width: number | null;
@@ -744,7 +744,7 @@ export interface GlBufferHandleDescription {
 
 /** The descriptor {@link DmaBufHandle.create} takes. */
 export interface DmaBufHandleDesc {
-  /** number of fds (objects) */
+  /** one fd per memory object, owned by the handle; 1 to 4 */
   fds: number[];
   /** DRM fourcc */
   fourcc: number;
@@ -754,7 +754,7 @@ export interface DmaBufHandleDesc {
   width: number;
   /** height in pixels */
   height: number;
-  /** number of planes */
+  /** the planes, 1 to 4 */
   planes: {
     /** index of the fd holding the plane */
     objectIndex: number;
@@ -773,7 +773,7 @@ export interface DmaBufHandleDescription {
   kindId: 15;
   /** References held on the handle. */
   refcount: number;
-  /** number of fds (objects) */
+  /** one fd per memory object, owned by the handle; 1 to 4 */
   fds: number[];
   /** DRM fourcc */
   fourcc: number;
@@ -783,7 +783,7 @@ export interface DmaBufHandleDescription {
   width: number;
   /** height in pixels */
   height: number;
-  /** number of planes */
+  /** the planes, 1 to 4 */
   planes: {
     /** index of the fd holding the plane */
     objectIndex: number;
@@ -858,7 +858,7 @@ export interface CpuBytesDescription {
 export interface CpuPlanesDesc {
   /** pixel format */
   format: PixelFormatName | number;
-  /** number of planes */
+  /** the planes, 1 to 4 */
   planes: {
     /** address of the plane */
     data: PointerLike;
@@ -879,7 +879,7 @@ export interface CpuPlanesDescription {
   refcount: number;
   /** pixel format */
   format: PixelFormatName;
-  /** number of planes */
+  /** the planes, 1 to 4 */
   planes: {
     /** address of the plane */
     data: bigint;

@@ -10,7 +10,8 @@
 // closed when the last wait returns, never under a waiting thread.
 
 import { lib } from "./_load.ts";
-import { GpuResource, lastError } from "./gpu_resource.ts";
+import { lastError } from "./_native.ts";
+import { GpuResource } from "./gpu_resource.ts";
 import { GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
@@ -171,24 +172,45 @@ export interface ReceiveOptions {
  * @example
  * ```ts
  * import { Channel, DmaBufHandle } from "@gpures/gpures";
- * // consumer
- * using listener = Channel.listen("/tmp/frames.sock");
- * using channel = await listener.accept();
- * for await (const frame of channel) {
- *   if (!(frame instanceof DmaBufHandle)) throw new Error(`unexpected ${frame.kind}`);
- *   const pixels = new Uint8Array(frame.map());
- *   // ... read pixels ...
- *   frame.release();
- * }
- * // producer, in another process
- * using out = await Channel.connect("/tmp/frames.sock");
- * await out.send(frame); // a DmaBufHandle or VkOpaqueFd
+ *
+ * // A frame in shared memory: a memfd that allows sealing (gpures seals it
+ * // against shrinking), 64x16 RGBA. In a real server it comes from a decoder.
+ * const libc = Deno.dlopen("libc.so.6", {
+ *   memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+ *   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+ * });
+ * const MFD_CLOEXEC_ALLOW_SEALING = 3;
+ * const fd = libc.symbols.memfd_create(new TextEncoder().encode("frame\0"), MFD_CLOEXEC_ALLOW_SEALING);
+ * libc.symbols.ftruncate(fd, 4096n);
+ * using frame = DmaBufHandle.create({
+ *   fds: [fd],
+ *   fourcc: 0x34324241, // DRM_FORMAT_ABGR8888
+ *   modifier: 0n,
+ *   width: 16,
+ *   height: 64,
+ *   planes: [{ objectIndex: 0, offset: 0, stride: 64 }],
+ * }, { takeOwnership: true });
+ *
+ * // Two ends in one process here; Channel.listen()/connect() join two processes.
+ * const [producer, consumer] = Channel.pair();
+ * await producer.send(frame); // the producer keeps its own handle
+ * using received = await consumer.receive();
+ * if (!(received instanceof DmaBufHandle)) throw new Error("expected a DmaBufHandle");
+ * new Uint8Array(frame.map())[0] = 42;
+ * console.log(new Uint8Array(received.map())[0]); // 42: the same memory, no copy
+ * producer.close();
+ * consumer.close();
+ * libc.close();
  * ```
  */
 export class Channel {
   readonly #socket: Socket;
 
-  /** Not for users: channels come from {@link Channel.connect}, accept() or pair(). */
+  /**
+   * Not for users: channels come from {@link Channel.connect}, accept() or pair().
+   *
+   * @ignore
+   */
   constructor(key: symbol, fd: number) {
     if (key !== INTERNAL) {
       throw new TypeError("Use Channel.connect(), Channel.listen().accept() or Channel.pair()");
@@ -338,7 +360,11 @@ export class ChannelListener {
   readonly #socket: Socket;
   readonly #path: Uint8Array;
 
-  /** Not for users: listeners come from {@link Channel.listen}. */
+  /**
+   * Not for users: listeners come from {@link Channel.listen}.
+   *
+   * @ignore
+   */
   constructor(key: symbol, fd: number, path: Uint8Array) {
     if (key !== INTERNAL) throw new TypeError("Use Channel.listen()");
     this.#socket = new Socket(fd, "listener");

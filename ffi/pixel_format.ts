@@ -1,11 +1,11 @@
 // Pixel format facts, read from the library's one table (nothing kept here).
 
-import { enumName, enumValue } from "./_codec.ts";
+import { enumName, enumValue } from "./_values.ts";
 import { lib } from "./_load.ts";
 import { type PixelFormatRow, readPixelFormats } from "./_tables.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { InvalidHandleError } from "./errors.ts";
-import { lastError } from "./gpu_resource.ts";
+import { lastError } from "./_native.ts";
 
 const PIXEL_FORMAT_SET = 1;
 

@@ -1,5 +1,10 @@
-// Writes ffi/_kinds.ts and ffi/_types.ts from the C library's own tables, so
-// TypeScript never keeps a second hand-written copy of a layout or a name.
+// Writes what follows from the C library's own tables, so TypeScript and the
+// docs never keep a second hand-written copy of a layout, a name or a kind:
+//   ffi/_kinds.ts    the kinds, their field rows and the enumerations
+//   ffi/_types.ts    one Desc and one Description type per kind
+//   ffi/variants.ts  one class per kind (all but the hand-written ones)
+//   README.md        the kinds table, between its markers
+// Kind docs are the comments above the descriptor structs in gpures.h.
 //
 //   deno run --allow-ffi --allow-read --allow-write --allow-run tools/gen.ts [--check] [library]
 //
@@ -127,7 +132,11 @@ export type PointerLike = Deno.PointerValue | bigint;
   );
   for (const k of kinds) {
     const ns = nodesOf(k);
-    const doc = (n: Node) => n.count?.doc ?? (n.shape === "group" ? n.key : n.rows[0].doc);
+    const doc = (n: Node) => {
+      if (!n.count) return n.shape === "group" ? n.key : n.rows[0].doc;
+      const range = `${n.count.zeroStatus ? 1 : 0} to ${n.count.count}`;
+      return n.shape === "array" ? `${n.rows[0].doc}; ${range}` : `the ${n.key}, ${range}`;
+    };
     const field = (n: Node, input: boolean) =>
       `  /** ${doc(n)} */\n  ${n.key}${input && !n.required ? "?" : ""}: ${
         nodeType(n, input, "  ")
@@ -152,16 +161,147 @@ ${ns.map((n) => field(n, false)).join("\n")}
   return parts.join("\n");
 }
 
+// --------------------------------------------------------------- the classes
+
+/** Kinds whose class adds inputs of its own (JS buffers, a GPUTexture, simple()). */
+const HAND_WRITTEN: Readonly<Record<string, string>> = {
+  CpuBytes: "./cpu.ts",
+  CpuPlanes: "./cpu.ts",
+  GlTextureHandle: "./gl.ts",
+  GlBufferHandle: "./gl.ts",
+  WgpuTexture: "./wgpu.ts",
+};
+
+/** Each kind's one-line doc: the comment above its descriptor struct in gpures.h. */
+function kindDocs(): Map<string, string> {
+  const header = Deno.readTextFileSync(new URL("native/include/gpures.h", root));
+  const docs = new Map<string, string>();
+  const re = /\/\* (\w+)(?: \([^)]*\))?: ([^*]+?)\s*\*\/\s*typedef struct gpures_\w+_desc/g;
+  for (const m of header.matchAll(re)) {
+    docs.set(m[1], m[2][0].toUpperCase() + m[2].slice(1));
+  }
+  return docs;
+}
+
+const OWNED = 1;
+
+function classBlock(k: KindRow, doc: string): string {
+  const fds = k.ownership === OWNED;
+  const base = fds ? "FdResource" : "GpuResource";
+  const slot = k.fields.some((f) => f.path === "slotRelease.gate");
+  const create = fds
+    ? `  /** Makes a handle; it duplicates \`desc\`'s fds, or adopts them with \`takeOwnership: true\`. */
+  static create(desc: T.${k.name}Desc, options?: FdCreateOptions): ${k.name} {`
+    : `  /** Makes a handle from a descriptor; a keep-alive holds the native object until the last release. */
+  static create(desc: T.${k.name}Desc, options?: CreateOptions): ${k.name} {`;
+  const slotRelease = slot
+    ? `
+  /** Tells a ring-pool producer its slot is free: stores \`slotRelease.value\` into the gate. */
+  slotRelease(): void {
+    this.slotReleaseOf();
+  }`
+    : "";
+  return `/** ${doc} */
+export class ${k.name} extends ${base}<T.${k.name}Description> {
+  /** The kind's stable id. */
+  static override readonly kindId = ${k.id};
+  static {
+    registerKind(this);
+  }
+${create}
+    return createResource(this, desc as unknown as Record<string, unknown>, options);
+  }${slotRelease}
+}
+`;
+}
+
+/** "./cpu.ts" -> "cpu": the namespace a hand-written module is imported as. */
+const namespace = (module: string) => module.slice(2, -3);
+/** A kind's class as variants.ts names it. */
+const qualified = (k: KindRow) =>
+  HAND_WRITTEN[k.name] ? `${namespace(HAND_WRITTEN[k.name])}.${k.name}` : k.name;
+
+function variantsFile(): string {
+  const docs = kindDocs();
+  const generated = kinds.filter((k) => !HAND_WRITTEN[k.name]);
+  const modules = [...new Set(Object.values(HAND_WRITTEN))].sort();
+  const missing = kinds.filter((k) => !docs.has(k.name)).map((k) => k.name);
+  if (missing.length) throw new Error(`gpures.h has no struct comment for ${missing.join(", ")}`);
+  return `${banner}// One class per kind: the kind's id and its create(); what owning fds or a
+// slot release adds comes from the kind table. Kinds with inputs of their own
+// are written by hand in ${modules.join(", ")} and re-exported here.
+
+import type * as T from "./_types.ts";
+import { createResource, type CreateOptions, type FdCreateOptions, registerKind } from "./_create.ts";
+import { FdResource } from "./fd_resource.ts";
+import { GpuResource } from "./gpu_resource.ts";
+${modules.map((m) => `import * as ${namespace(m)} from "${m}";`).join("\n")}
+
+${modules.map((m) => `export * from "${m}";`).join("\n")}
+
+${generated.map((k) => classBlock(k, docs.get(k.name)!)).join("\n")}
+/** Any resource class's instance. */
+export type AnyResource =
+${kinds.map((k) => `  | ${qualified(k)}`).join("\n")};
+
+/** Every kind's class, by kind id (index 0 unused). */
+export const CLASSES = [
+  undefined,
+${kinds.map((k) => `  ${qualified(k)},`).join("\n")}
+] as const;
+`;
+}
+
+// ------------------------------------------------------------ the docs table
+
+const ALL_OS = (1 << osNames.length) - 1;
+
+function platformText(bits: number): string {
+  if (bits === ALL_OS) return "all";
+  if (osNames.filter((_, i) => !(bits & (1 << i))).length === 1) {
+    return `all but ${osNames.find((_, i) => !(bits & (1 << i)))}`;
+  }
+  return osNames.filter((_, i) => bits & (1 << i)).join(", ");
+}
+
+/** README.md with the kinds table between its markers rewritten. */
+function readmeFile(current: string): string {
+  const docs = kindDocs();
+  const rows = kinds.map((k) =>
+    `| ${k.id} | \`${k.name}\` | ${docs.get(k.name)!.replaceAll("<", "&lt;")} | ${
+      k.ownership === OWNED ? "**fds**" : "borrowed"
+    } | ${platformText(k.platforms)} |`
+  );
+  const table = [
+    "| id | class | what it is | owns | platforms |",
+    "| -- | ----- | ---------- | ---- | --------- |",
+    ...rows,
+  ].join("\n");
+  return current.replace(
+    /(<!-- kinds: [^\n]*-->\n)[\s\S]*?(<!-- \/kinds -->)/,
+    `$1\n${table}\n\n$2`,
+  );
+}
+
 async function format(path: string): Promise<void> {
   const deno = Deno.execPath();
-  const { code } = await new Deno.Command(deno, { args: ["fmt", "-q", path] }).output();
+  const { code } = await new Deno.Command(deno, { args: ["fmt", "-q", "--line-width=100", path] })
+    .output();
   if (code !== 0) throw new Error(`deno fmt failed on ${path}`);
 }
 
 let stale = false;
-for (const [name, text] of [["_kinds.ts", kindsFile()], ["_types.ts", typesFile()]]) {
-  const target = new URL(`ffi/${name}`, root);
-  const tmp = await Deno.makeTempFile({ suffix: ".ts" });
+const readme = new URL("README.md", root);
+for (
+  const [name, text] of [
+    ["ffi/_kinds.ts", kindsFile()],
+    ["ffi/_types.ts", typesFile()],
+    ["ffi/variants.ts", variantsFile()],
+    ["README.md", readmeFile(await Deno.readTextFile(readme))],
+  ]
+) {
+  const target = new URL(name, root);
+  const tmp = await Deno.makeTempFile({ suffix: name.endsWith(".md") ? ".md" : ".ts" });
   await Deno.writeTextFile(tmp, text);
   await format(tmp);
   const fresh = await Deno.readTextFile(tmp);
@@ -169,11 +309,11 @@ for (const [name, text] of [["_kinds.ts", kindsFile()], ["_types.ts", typesFile(
   const current = await Deno.readTextFile(target).catch(() => "");
   if (fresh === current) continue;
   if (check) {
-    console.error(`ffi/${name} is out of date: run "deno task gen"`);
+    console.error(`${name} is out of date: run "deno task gen"`);
     stale = true;
   } else {
     await Deno.writeTextFile(target, fresh);
-    console.log(`wrote ffi/${name}`);
+    console.log(`wrote ${name}`);
   }
 }
 if (stale) Deno.exit(1);

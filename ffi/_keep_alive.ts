@@ -1,0 +1,162 @@
+// Keep-alives: what a handle's producer holds until the last release,
+// wherever it happens. The library posts each last release (and each
+// consumer's markConsumed) to this isolate's event queue, on any thread;
+// this file delivers them to the objects it holds under each handle's token.
+
+import { check, eventsAt, eventView, native, u32At, u32Out } from "./_native.ts";
+import { lastError } from "./_native.ts";
+import type { Symbols } from "./_symbols.ts";
+
+interface KeepAliveRecord {
+  keepAlive: unknown;
+  /** What the handle aliases (buffers, a GPUTexture): held, never called. */
+  holds: unknown[];
+}
+
+// The records by token: token t is slot t - 1 of `records`, a slot reused
+// once its record is gone (an array and a free list cost a fraction of a Map).
+// Reuse is safe: a handle's RELEASED event is the last event with its token
+// (each MARK_CONSUMED is posted while the handle is pinned, so before it) and
+// the queue is first in, first out.
+const records: (KeepAliveRecord | undefined)[] = [];
+const freeRecords: number[] = [];
+/** Records held: while 0, no event can be this isolate's to deliver (a live binding). */
+export let liveRecords = 0;
+let queue = 0;
+let timer: ReturnType<typeof setInterval> | undefined;
+const EVENT_RELEASED = 1;
+const NO_ERRORS: unknown[] = [];
+
+/** A token for a new record; give it back with dropToken if the record is never added. */
+export function takeToken(): number {
+  return (freeRecords.length ? freeRecords.pop()! : records.push(undefined) - 1) + 1;
+}
+
+/** Gives back a token whose record was never added. */
+export function dropToken(token: number): void {
+  records[token - 1] = undefined;
+  freeRecords.push(token - 1);
+}
+
+/** Holds `keepAlive` and `holds` under `token` until its RELEASED event. */
+export function addRecord(token: number, keepAlive: unknown, holds: unknown[]): void {
+  records[token - 1] = { keepAlive, holds };
+  liveRecords++;
+}
+
+function removeRecord(token: number): KeepAliveRecord | undefined {
+  const record = token >= 1 ? records[token - 1] : undefined;
+  if (record) {
+    dropToken(token);
+    liveRecords--;
+  }
+  return record;
+}
+
+/**
+ * This isolate's event queue, opened on first use. It closes itself when the
+ * isolate's thread ends (a Worker that finishes or is terminated), so Worker
+ * lifetimes never exhaust the library's table of queues.
+ */
+export function eventQueue(s: Symbols): number {
+  if (!queue) {
+    check(s.gpures_event_queue_open(u32Out));
+    const opened = u32Out[0];
+    const status = s.gpures_event_queue_close_on_thread_exit(opened);
+    if (status !== 0) {
+      const error = lastError(status);
+      s.gpures_event_queue_close(opened);
+      throw error;
+    }
+    queue = opened;
+  }
+  return queue;
+}
+
+/** Calls a keep-alive's method; what its getter or body throws is collected, never thrown. */
+function call(target: unknown, method: "release" | "markConsumed", errors: unknown[]): void {
+  try {
+    const fn = (target as Record<string, unknown> | null)?.[method];
+    if (typeof fn === "function") fn.call(target);
+  } catch (e) {
+    errors.push(e);
+  }
+}
+
+let draining = false;
+
+/**
+ * Delivers the events the library queued for this isolate: last releases and
+ * consumer marks, made on any thread. Returns what the callbacks threw.
+ */
+export function drain(): unknown[] {
+  // A callback that releases another handle lands here again: the outer loop
+  // polls until the queue is empty, so the nested call leaves its events to it
+  // rather than overwriting the batch being delivered.
+  if (!queue || draining) return NO_ERRORS;
+  draining = true;
+  try {
+    return deliver();
+  } finally {
+    draining = false;
+  }
+}
+
+function deliver(): unknown[] {
+  const errors: unknown[] = [];
+  const s = native();
+  for (let n = 1; n > 0;) { // until empty: callbacks may have released more
+    check(s.gpures_event_queue_poll_at(queue, eventsAt, 64, u32At));
+    n = u32Out[0];
+    for (let i = 0; i < n; i++) {
+      // Tokens are (queue << 32) | slot: only this isolate's queue receives them.
+      const token = eventView.getUint32(i * 16, true);
+      if (eventView.getUint32(i * 16 + 4, true) !== queue) continue;
+      if (eventView.getUint32(i * 16 + 8, true) === EVENT_RELEASED) {
+        const record = removeRecord(token);
+        if (record) call(record.keepAlive, "release", errors);
+      } else {
+        const record = token >= 1 ? records[token - 1] : undefined;
+        if (record) call(record.keepAlive, "markConsumed", errors);
+      }
+    }
+  }
+  if (liveRecords === 0 && timer !== undefined) {
+    clearInterval(timer);
+    timer = undefined;
+  }
+  return errors;
+}
+
+/**
+ * Reports what keep-alive callbacks threw the way the runtime reports an
+ * uncaught error (an "error" event on globalThis, then exit unless it is
+ * handled). It happens after the whole batch ran and the current call
+ * returned: a callback's failure is the producer's, not the caller's.
+ */
+export function report(errors: unknown[]): void {
+  for (const e of errors) queueMicrotask(() => reportError(e));
+}
+
+/**
+ * Releases made elsewhere (a Worker, native code) reach this isolate through
+ * a poll. It runs only while a keep-alive waits on a reference this isolate
+ * gave away or no longer holds; releases made here are delivered at once.
+ */
+export function startPolling(): void {
+  if (timer !== undefined || liveRecords === 0) return;
+  const id = setInterval(() => {
+    report(drain());
+  }, 20);
+  Deno.unrefTimer(id);
+  timer = id;
+}
+
+/** What this isolate holds under a handle's token, if the token is this isolate's. */
+export function holdingsOf(token: bigint): unknown[] | undefined {
+  if (!queue || token >> 32n !== BigInt(queue)) return undefined; // another isolate's token
+  const slot = token & 0xffff_ffffn;
+  return slot >= 1n && slot <= BigInt(records.length)
+    ? records[Number(slot) - 1]?.holds
+    : undefined;
+}

@@ -1,0 +1,130 @@
+// The values a descriptor field accepts, one field type at a time: the
+// checks and conversions behind every encode (the compiled codec's fast path
+// takes the common forms inline and calls writeValue() for the rest), enum
+// names, addresses, and own-property reads.
+
+import { ENUM_SETS, ENUMS } from "./_kinds.ts";
+import { FIELD } from "./_shape.ts";
+import type { FieldRow } from "./_tables.ts";
+import { InvalidHandleError } from "./errors.ts";
+
+const U32_MAX = 0xffff_ffff;
+/** 2^64 - 1. */
+export const U64_MAX: bigint = (1n << 64n) - 1n;
+
+/** Enumeration values by set, then by name. */
+export const enumValues: Map<number, Map<string, number>> = new Map();
+/** Enumeration names by set, then by value. */
+export const enumNames: Map<number, Map<number, string>> = new Map();
+for (const e of ENUMS) {
+  if (!enumValues.has(e.set)) enumValues.set(e.set, new Map());
+  if (!enumNames.has(e.set)) enumNames.set(e.set, new Map());
+  enumValues.get(e.set)!.set(e.name, e.value);
+  enumNames.get(e.set)!.set(e.value, e.name);
+}
+
+/** The value of an enumeration name, or undefined. */
+export function enumValue(set: number, name: string): number | undefined {
+  return enumValues.get(set)?.get(name);
+}
+
+/** The name of an enumeration value, or undefined. */
+export function enumName(set: number, value: number): string | undefined {
+  return enumNames.get(set)?.get(value);
+}
+
+/**
+ * What `o` holds under `key` itself: an inherited property (a polluted
+ * Object.prototype, a class's getter) is not part of a descriptor.
+ */
+export function own(o: object, key: string | number): unknown {
+  const v = (o as Record<string | number, unknown>)[key];
+  return v === undefined || Object.hasOwn(o, key) ? v : undefined;
+}
+
+/** An address from a pointer or a bigint. */
+export function addressOf(value: unknown): bigint | undefined {
+  if (value === null) return 0n;
+  if (typeof value === "bigint") return value >= 0n && value <= U64_MAX ? value : undefined;
+  if (typeof value === "object") {
+    try {
+      return BigInt(Deno.UnsafePointer.value(value as Deno.PointerObject));
+    } catch {
+      return undefined; // an object that is not a pointer
+    }
+  }
+  return undefined;
+}
+
+/** A value as an error message shows it. */
+export function show(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "bigint") return `${v}n`;
+  if (v === null || v === undefined || typeof v !== "object") return String(v);
+  return Array.isArray(v) ? "an array" : `a ${v.constructor?.name ?? "object"}`;
+}
+
+/** Throws the InvalidHandleError of a bad descriptor field. */
+export function refuse(kind: string, path: string, message: string): never {
+  throw new InvalidHandleError(`Cannot create ${kind}: ${path} ${message}`, "INVALID_VALUE", path);
+}
+
+function integer(kind: string, path: string, v: unknown, min: number, max: number): number {
+  const n = typeof v === "bigint" ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
+    refuse(kind, path, `must be an integer from ${min} to ${max}, not ${show(v)}`);
+  }
+  return n;
+}
+
+/**
+ * Writes `v` as field `f` at byte `at`, converting what can be converted (a
+ * bigint for a u32, a safe integer for a u64, an enum name) and refusing the
+ * rest with a message naming `path`.
+ */
+export function writeValue(
+  kind: string,
+  view: DataView,
+  f: FieldRow,
+  at: number,
+  v: unknown,
+  path: string,
+): void {
+  switch (f.type) {
+    case FIELD.U32:
+    case FIELD.COUNT:
+      return view.setUint32(at, integer(kind, path, v, 0, U32_MAX), true);
+    case FIELD.I32:
+    case FIELD.FD:
+      return view.setInt32(at, integer(kind, path, v, -0x8000_0000, 0x7fff_ffff), true);
+    case FIELD.BOOL:
+      if (typeof v !== "boolean") refuse(kind, path, `must be a boolean, not ${show(v)}`);
+      return view.setUint32(at, v ? 1 : 0, true);
+    case FIELD.U64: {
+      const b = typeof v === "number" && Number.isSafeInteger(v) ? BigInt(v) : v;
+      if (typeof b !== "bigint" || b < 0n || b > U64_MAX) {
+        refuse(kind, path, `must be a bigint from 0 to 2^64-1, not ${show(v)}`);
+      }
+      return view.setBigUint64(at, b, true);
+    }
+    case FIELD.PTR: {
+      const a = addressOf(v);
+      if (a === undefined) {
+        refuse(kind, path, `must be a pointer or a bigint address, not ${show(v)}`);
+      }
+      return f.size === 8 ? view.setBigUint64(at, a, true) : view.setUint32(at, Number(a), true);
+    }
+    case FIELD.UUID:
+      if (!(v instanceof Uint8Array) || v.length !== 16) {
+        refuse(kind, path, `must be a Uint8Array of 16 bytes, not ${show(v)}`);
+      }
+      return new Uint8Array(view.buffer, view.byteOffset + at, 16).set(v);
+    case FIELD.ENUM: {
+      const value = typeof v === "string" ? enumValue(f.enumSet, v) : v;
+      if (typeof v === "string" && value === undefined) {
+        refuse(kind, path, `must be a ${ENUM_SETS[f.enumSet]} name, not ${show(v)}`);
+      }
+      return view.setUint32(at, integer(kind, path, value, 0, U32_MAX), true);
+    }
+  }
+}

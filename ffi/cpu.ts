@@ -1,0 +1,163 @@
+// CPU memory kinds: JS buffers aliased (never copied) and held until the
+// last release, or an address and a size from native code.
+
+import type * as T from "./_types.ts";
+import { addressOf, own } from "./_values.ts";
+import { type CreateOptions, createResource, registerKind } from "./_create.ts";
+import { InvalidHandleError } from "./errors.ts";
+import { GpuResource } from "./gpu_resource.ts";
+
+type Wire = Record<string, unknown>;
+const wire = (desc: object): Wire => desc as Wire;
+
+/** CPU memory: a JS buffer (aliased, never copied), or an address and a size. */
+export type BufferLike = ArrayBuffer | ArrayBufferView;
+
+/** {@link CpuBytes.create}'s descriptor: `data`, or `ptr` and `size`. */
+export type CpuBytesCreateDesc =
+  & Omit<T.CpuBytesDesc, "ptr" | "size">
+  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | {
+    data?: undefined;
+    ptr: T.PointerLike;
+    size: bigint | number;
+  });
+
+/** One plane of {@link CpuPlanes.create}: `data`, or `ptr` and `size`. */
+export type CpuPlaneInput =
+  & { rowPitch: number }
+  & ({ data: BufferLike; ptr?: undefined; size?: undefined } | {
+    data?: undefined;
+    ptr: T.PointerLike;
+    size: bigint | number;
+  });
+
+/** {@link CpuPlanes.create}'s descriptor. */
+export interface CpuPlanesCreateDesc {
+  /** Pixel format; its plane count must equal `planes.length`. */
+  format: T.PixelFormatName | number;
+  /** One entry per plane. */
+  planes: CpuPlaneInput[];
+}
+
+/** The address and size of a JS buffer, which the handle will alias. */
+function alias(data: unknown, kind: string, field: string): { ptr: bigint; size: bigint } {
+  const isView = ArrayBuffer.isView(data);
+  const buffer = isView ? data.buffer : data;
+  if ((buffer as ArrayBuffer | undefined)?.detached) {
+    throw new InvalidHandleError(
+      `Cannot create ${kind}: ${field} is detached (its memory was transferred away)`,
+      "INVALID_VALUE",
+      field,
+    );
+  }
+  // A buffer met before passed the checks below: what it is and whether it can resize never change.
+  let base = bases.get(buffer as ArrayBuffer); // undefined for anything never cached, primitives too
+  if (base === undefined) {
+    if (!(buffer instanceof ArrayBuffer) && !(buffer instanceof SharedArrayBuffer)) {
+      throw new InvalidHandleError(
+        `Cannot create ${kind}: ${field} must be an ArrayBuffer or a typed array`,
+        "INVALID_VALUE",
+        field,
+      );
+    }
+    if ((buffer as ArrayBuffer).resizable || (buffer as SharedArrayBuffer).growable) {
+      throw new InvalidHandleError(
+        `Cannot create ${kind}: ${field} is resizable, so its memory can move`,
+        "INVALID_VALUE",
+        field,
+      );
+    }
+  }
+  const size = isView ? data.byteLength : (buffer as ArrayBuffer).byteLength;
+  if (size === 0) {
+    throw new InvalidHandleError(`Cannot create ${kind}: ${field} is empty`, "ZERO_SIZE", field);
+  }
+  base ??= baseAddress(buffer as ArrayBuffer);
+  const offset = isView ? data.byteOffset : 0;
+  return { ptr: base && offset ? base + BigInt(offset) : base, size: BigInt(size) };
+}
+
+/**
+ * The address of a buffer's first byte, looked up once per buffer:
+ * `Deno.UnsafePointer.of` costs hundreds of ns. The memory of a fixed-length
+ * buffer never moves; a detached one has no bytes, so alias() refuses it first.
+ */
+const bases = new WeakMap<ArrayBuffer | SharedArrayBuffer, bigint>();
+function baseAddress(buffer: ArrayBuffer | SharedArrayBuffer): bigint {
+  const base = addressOf(Deno.UnsafePointer.of(buffer as ArrayBuffer)) ?? 0n;
+  if (base !== 0n) bases.set(buffer, base);
+  return base;
+}
+
+const DATA = ["data"];
+
+/**
+ * One buffer of CPU memory holding a frame. Made from a JS buffer, it aliases
+ * the buffer (no copy) and keeps it alive until the last release; do not
+ * transfer or detach the buffer meanwhile.
+ */
+export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
+  /** The kind's stable id. */
+  static override readonly kindId = 17;
+  static {
+    registerKind(this);
+  }
+  /** Wraps `data` (aliased) or `ptr` + `size`; with width and height the frame must fit. */
+  static create(desc: CpuBytesCreateDesc, options?: CreateOptions): CpuBytes {
+    if (typeof desc !== "object" || desc === null || own(desc, "data") === undefined) {
+      return createResource(this, wire(desc), options);
+    }
+    const data = own(desc, "data");
+    const { ptr, size } = alias(data, "CpuBytes", "data");
+    // The wire descriptor field by field: rest/spread copies cost more than the create.
+    const rowPitch = own(desc, "rowPitch"), format = own(desc, "format");
+    const width = own(desc, "width"), height = own(desc, "height");
+    const built = { ptr, size, rowPitch, format, width, height };
+    return createResource(this, built, options, [data], DATA, true);
+  }
+}
+
+const MAX_PLANES = 4;
+
+/** One CPU buffer per plane, each aliased when made from JS buffers. */
+export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
+  /** The kind's stable id. */
+  static override readonly kindId = 18;
+  static {
+    registerKind(this);
+  }
+  /** Wraps one buffer per plane; the plane count must be the format's. */
+  static create(desc: CpuPlanesCreateDesc, options?: CreateOptions): CpuPlanes {
+    if (typeof desc !== "object" || desc === null) {
+      return createResource(this, desc as unknown as Wire, options);
+    }
+    const holds: unknown[] = [], fields: string[] = [];
+    const given = own(desc, "planes");
+    if (Array.isArray(given) && given.length > MAX_PLANES) {
+      throw new InvalidHandleError(
+        `Cannot create CpuPlanes: planes has ${given.length} entries; at most ${MAX_PLANES} are allowed`,
+        "INVALID_VALUE",
+        "planes",
+      );
+    }
+    const planes = Array.isArray(given)
+      ? Array.from(given, (p: CpuPlaneInput, i) => {
+        if (typeof p !== "object" || p === null) return p; // the codec names the field
+        const data = own(p, "data"), rowPitch = own(p, "rowPitch");
+        if (data === undefined) return { data: own(p, "ptr"), size: own(p, "size"), rowPitch };
+        holds.push(data);
+        fields.push(`planes[${i}].data`);
+        const { ptr, size } = alias(data, "CpuPlanes", `planes[${i}].data`);
+        return { data: ptr, size, rowPitch };
+      })
+      : given;
+    return createResource(
+      this,
+      { format: own(desc, "format"), planes },
+      options,
+      holds,
+      fields,
+      true,
+    );
+  }
+}
