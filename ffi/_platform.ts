@@ -3,6 +3,7 @@
 
 import { KINDS, OS_NAMES } from "./_kinds.ts";
 import type { KindRow } from "./_tables.ts";
+import { InvalidHandleError } from "./errors.ts";
 
 let osOverride: string | undefined;
 
@@ -24,6 +25,17 @@ export function platformsOf(kind: KindRow): string[] {
 /** A kind by id or name, or undefined. */
 export function kindRow(kind: number | string): KindRow | undefined {
   return typeof kind === "number" ? KINDS[kind - 1] : KINDS.find((k) => k.name === kind);
+}
+
+/** A kind by id or name; InvalidHandleError (field "kind") for one that does not exist. */
+export function knownKind(kind: number | string): KindRow {
+  const row = kindRow(kind);
+  if (row) return row;
+  throw new InvalidHandleError(
+    `Unknown kind ${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}`,
+    "INVALID_VALUE",
+    "kind",
+  );
 }
 
 /** Whether the kind's platform table includes `os`. */

@@ -2,9 +2,8 @@
 // tests and servers can prove nothing leaked.
 
 import { lib } from "./_load.ts";
-import { kindRow } from "./_platform.ts";
+import { knownKind } from "./_platform.ts";
 import type { KindName } from "./_types.ts";
-import { InvalidHandleError } from "./errors.ts";
 
 /**
  * Live handles in the process (every isolate and native code), of one kind or
@@ -17,18 +16,7 @@ import { InvalidHandleError } from "./errors.ts";
  * ```
  */
 export function liveHandles(kind?: KindName | number): number {
-  let id = 0;
-  if (kind !== undefined) {
-    const row = kindRow(kind);
-    if (!row) {
-      throw new InvalidHandleError(
-        `Unknown kind ${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}`,
-        "INVALID_VALUE",
-        "kind",
-      );
-    }
-    id = row.id;
-  }
+  const id = kind === undefined ? 0 : knownKind(kind).id;
   return Number(lib().gpures_live_handles(id));
 }
 

@@ -7,7 +7,7 @@ import { drain, liveRecords, report, startPolling } from "./_keep_alive.ts";
 import { KINDS } from "./_kinds.ts";
 import { lib } from "./_load.ts";
 import { check, native, u32At, u32Out } from "./_native.ts";
-import { existsOn, kindRow, webGpuAvailable } from "./_platform.ts";
+import { existsOn, knownKind, webGpuAvailable } from "./_platform.ts";
 import type { KindName } from "./_types.ts";
 import type { AnyResource } from "./variants.ts";
 import { InvalidHandleError, ReleasedError, WrongKindError } from "./errors.ts";
@@ -104,14 +104,7 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
 
   /** Whether {@link GpuResource.isSupported} answers yes for `kind` (a name or id) here. */
   static isSupported(kind: KindName | number): boolean {
-    const row = kindRow(kind);
-    if (!row) {
-      throw new InvalidHandleError(
-        `Unknown kind ${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}`,
-        "INVALID_VALUE",
-        "kind",
-      );
-    }
+    const row = knownKind(kind);
     return existsOn(row) && (row.name !== "WgpuTexture" || webGpuAvailable());
   }
 

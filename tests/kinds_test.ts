@@ -1,0 +1,79 @@
+// Every kind in the library's table has its class, generated or written by
+// hand, and the classes share what their table rows say they can do.
+
+import assert from "node:assert/strict";
+import * as gpures from "../mod.ts";
+import {
+  FdResource,
+  GpuResource,
+  VkBufferHandle,
+  VkImage,
+  VkOpaqueFd,
+  WrongKindError,
+} from "../mod.ts";
+import { KINDS } from "../ffi/_kinds.ts";
+import { close, memfd } from "./_libc.ts";
+
+const exported = gpures as unknown as Record<string, { kindId?: number; prototype?: unknown }>;
+
+Deno.test("every kind of the library's table is a class exported from mod.ts, with its id", () => {
+  for (const kind of KINDS) {
+    const cls = exported[kind.name];
+    assert.ok(cls, `${kind.name} is exported`);
+    assert.equal(cls.kindId, kind.id, `${kind.name}.kindId`);
+    assert.ok(cls.prototype instanceof GpuResource, `${kind.name} extends GpuResource`);
+    const ownsFds = kind.ownership === 1;
+    assert.equal(cls.prototype instanceof FdResource, ownsFds, `${kind.name} owns fds: ${ownsFds}`);
+    const slot = kind.fields.some((f) => f.path === "slotRelease.gate");
+    assert.equal(
+      typeof (cls.prototype as { slotRelease?: unknown }).slotRelease === "function",
+      slot,
+    );
+  }
+});
+
+Deno.test("GpuResource.fromRaw(raw) gives the kind's own class", () => {
+  const raw = VkBufferHandle.create({ buffer: 1n, size: 16n }).intoRaw();
+  using back = GpuResource.fromRaw(raw);
+  assert.ok(back instanceof VkBufferHandle);
+});
+
+Deno.test("GpuResource.fromRaw(raw, Kind) checks the kind; a refusal leaves the reference", () => {
+  using image = VkImage.create({ image: 7n, rowPitch: 64 });
+  const raw = image.clone().intoRaw();
+  assert.throws(() => GpuResource.fromRaw(raw, VkBufferHandle), WrongKindError);
+  assert.throws(
+    () => GpuResource.fromRaw(raw, { kindId: 4 } as unknown as typeof VkImage),
+    (e: gpures.InvalidHandleError) => e.field === "kind",
+  );
+  assert.equal(image.refcount, 2, "both refusals left the reference with the caller");
+  using adopted = GpuResource.fromRaw(raw, VkImage);
+  assert.equal(adopted.describe().image, 7n);
+  assert.equal(image.refcount, 2);
+});
+
+Deno.test({
+  name: "VkOpaqueFd maps its memory like DmaBufHandle: map() is every fd kind's",
+  ignore: Deno.build.os !== "linux",
+  fn() {
+    const fd = memfd(4096);
+    using memory = VkOpaqueFd.create({
+      fd,
+      size: 4096n,
+      memoryTypeIndex: 0,
+      offset: 0n,
+      dedicated: false,
+      width: 16,
+      height: 64,
+      format: "RgbaU8",
+      deviceUuid: new Uint8Array(16),
+    });
+    using alias = memory.clone();
+    const a = new Uint8Array(memory.map());
+    a[9] = 9;
+    assert.equal(new Uint8Array(alias.map())[9], 9);
+    memory.release();
+    assert.equal(a.length, 0, "release() detached what this wrapper mapped");
+    close(fd);
+  },
+});
