@@ -12,7 +12,7 @@
 #   (whose static assertions check the kind table's gating for the target)
 #   with clang -target x86_64-apple-darwin, one check per file. No macOS SDK
 #   exists on Debian, so the C library headers are musl's: POSIX headers that
-#   hide GNU extensions unless asked for them, which is what os_posix.c must
+#   hide GNU extensions unless asked for them, which is what os/posix.c must
 #   live with on macOS.
 #
 # Installs what it needs with apt-get (only what is missing). Idempotent. Needs
@@ -162,7 +162,7 @@ darwin=(clang -target x86_64-apple-darwin -mmacosx-version-min=10.15 -std=c11 -c
   -nostdinc -isystem "$resource/include" -isystem "$musl" -Inative/include
   -fvisibility=hidden -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
   -Werror=implicit-function-declaration)
-for src in native/src/*.c native/src/variants/*.c; do
+for src in native/src/*/*.c; do # every layer folder (native/src/internal.h lists them)
   obj="$bm/$(tr / _ <<<"${src%.c}").o"
   if "${darwin[@]}" -DGPURES_BUILDING "$src" -o "$obj"; then pass "$src"; else fail "$src"; fi
 done

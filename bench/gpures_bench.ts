@@ -25,14 +25,25 @@ import {
 } from "../mod.ts";
 import { codecOf } from "../ffi/_codec.ts";
 import { lib } from "../ffi/_load.ts";
-import { closeFd, memfd } from "./_memfd.ts";
+import { benchDesc } from "./_fixtures.ts";
+import { closeFd } from "./_memfd.ts";
 
 const s = lib();
 const perms = { ffi: true, read: true, env: true } as const;
 
 // ------------------------------------------------------------------- floor
 
-const anchor = VkBufferHandle.create({ buffer: 0x1234n, size: 65536n });
+// The descriptors: tools/fixtures.ts, the ones native/bench/bench.c measures.
+const vkBufferDesc = benchDesc("VkBufferHandle") as never;
+const cpuDesc = benchDesc("CpuBytes") as never;
+const vkImageDesc = benchDesc("VkImage") as never;
+const glDesc = benchDesc("GlTextureHandle") as never;
+const cudaDesc = benchDesc("CudaPtr2D") as never;
+const dmaFds: number[] = [];
+// NV12 in one memfd (memfd() is -1 off Linux).
+const dmaDesc = benchDesc("DmaBufHandle", { shape: "oneObject", fds: dmaFds });
+
+const anchor = VkBufferHandle.create(vkBufferDesc);
 const anchorHandle = anchor.unsafeHandle;
 const outBuffer = new ArrayBuffer(8);
 const u32Out = new Uint32Array(outBuffer, 0, 1);
@@ -112,10 +123,6 @@ Deno.bench({
 
 // ------------------------------------------------- create+describe+release
 
-const small = new Uint8Array(64 * 64 * 4);
-const uuid = new Uint8Array(16).map((_, i) => i + 1);
-const dmaFd = memfd(64 * 48 * 3 / 2);
-
 // One function per family (not one shared loop body), so each bench's call
 // sites see one class, as a pipeline stage handling one kind does.
 function createBench(name: string, reps: number, fn: () => void, baseline = false): void {
@@ -130,13 +137,7 @@ function createBench(name: string, reps: number, fn: () => void, baseline = fals
 
 createBench("CpuBytes (64x64 JS buffer, aliased)", 100, () => {
   for (let i = 0; i < 100; i++) {
-    const r = CpuBytes.create({
-      data: small,
-      rowPitch: 256,
-      format: "RgbaU8",
-      width: 64,
-      height: 64,
-    });
+    const r = CpuBytes.create(cpuDesc);
     r.describe();
     r.release();
   }
@@ -144,14 +145,7 @@ createBench("CpuBytes (64x64 JS buffer, aliased)", 100, () => {
 
 createBench("VkImage", 100, () => {
   for (let i = 0; i < 100; i++) {
-    const r = VkImage.create({
-      image: 0xabcdefn,
-      device: 0x2000n,
-      deviceUuid: uuid,
-      rowPitch: 256,
-      width: 64,
-      height: 64,
-    });
+    const r = VkImage.create(vkImageDesc);
     r.describe();
     r.release();
   }
@@ -159,7 +153,7 @@ createBench("VkImage", 100, () => {
 
 createBench("VkBufferHandle", 100, () => {
   for (let i = 0; i < 100; i++) {
-    const r = VkBufferHandle.create({ buffer: 0x1234n, size: 65536n });
+    const r = VkBufferHandle.create(vkBufferDesc);
     r.describe();
     r.release();
   }
@@ -167,7 +161,7 @@ createBench("VkBufferHandle", 100, () => {
 
 createBench("GlTextureHandle", 100, () => {
   for (let i = 0; i < 100; i++) {
-    const r = GlTextureHandle.create({ name: 3, target: "Texture2D", internalFormat: "Rgba8" });
+    const r = GlTextureHandle.create(glDesc);
     r.describe();
     r.release();
   }
@@ -179,36 +173,14 @@ createBench("GlTextureHandle", 100, () => {
 // own half), so both see the same machine: system call times drift a lot.
 function dmaBufWrapped(n: number): void {
   for (let i = 0; i < n; i++) {
-    const r = DmaBufHandle.create({
-      fds: [dmaFd],
-      fourcc: 0x3231564e, // NV12
-      modifier: 0n,
-      width: 64,
-      height: 48,
-      planes: [{ objectIndex: 0, offset: 0, stride: 64 }, {
-        objectIndex: 0,
-        offset: 64 * 48,
-        stride: 64,
-      }],
-    });
+    const r = DmaBufHandle.create(dmaDesc as never);
     r.describe();
     r.release();
   }
 }
 
 const dmaBytes = new Uint8Array(codecOf(DmaBufHandle.kindId).kind.descSize);
-codecOf(DmaBufHandle.kindId).encode({
-  fds: [dmaFd],
-  fourcc: 0x3231564e,
-  modifier: 0n,
-  width: 64,
-  height: 48,
-  planes: [{ objectIndex: 0, offset: 0, stride: 64 }, {
-    objectIndex: 0,
-    offset: 64 * 48,
-    stride: 64,
-  }],
-}, dmaBytes);
+codecOf(DmaBufHandle.kindId).encode(dmaDesc, dmaBytes);
 const dmaOut = new Uint8Array(dmaBytes.length);
 const handleOut = new BigUint64Array(1);
 function dmaBufRaw(n: number): void {
@@ -250,13 +222,7 @@ Deno.bench({
 
 createBench("CudaPtr2D (descriptor only)", 100, () => {
   for (let i = 0; i < 100; i++) {
-    const r = CudaPtr2D.create({
-      ptr: 0x7f0000000000n,
-      rowPitch: 2048,
-      planeByteOffsets: [0n, 2048n * 1080n],
-      width: 1920,
-      height: 1080,
-    });
+    const r = CudaPtr2D.create(cudaDesc);
     r.describe();
     r.release();
   }
@@ -264,14 +230,7 @@ createBench("CudaPtr2D (descriptor only)", 100, () => {
 
 // ------------------------------------------------------ typed against JSON
 
-const image = VkImage.create({
-  image: 0xabcdefn,
-  device: 0x2000n,
-  deviceUuid: uuid,
-  rowPitch: 256,
-  width: 64,
-  height: 64,
-});
+const image = VkImage.create(vkImageDesc);
 
 Deno.bench({
   name: "VkImage describe() [x100]",
@@ -403,7 +362,7 @@ globalThis.addEventListener("unload", () => {
   frame.release();
   image.release();
   anchor.release();
-  closeFd(dmaFd);
+  for (const fd of dmaFds) closeFd(fd);
   worker.terminate();
   if (liveHandles() !== 0) console.error(`gpures bench: ${liveHandles()} handles leaked`);
 });

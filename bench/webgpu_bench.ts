@@ -4,14 +4,13 @@
 //   deno bench --allow-ffi --allow-read --allow-env bench/webgpu_bench.ts
 
 import { liveHandles, WgpuTexture } from "../mod.ts";
+import { benchDesc } from "./_fixtures.ts";
 
 const adapter = await navigator.gpu?.requestAdapter().catch(() => null);
 const device = await adapter?.requestDevice().catch(() => null);
-const texture = device?.createTexture({
-  size: [64, 64],
-  format: "rgba8unorm",
-  usage: GPUTextureUsage.TEXTURE_BINDING,
-});
+// The texture tools/fixtures.ts describes, as native/bench/bench.c's WgpuTexture.
+const desc = benchDesc("WgpuTexture", { device: device ?? undefined }) as { texture?: GPUTexture };
+const texture = desc.texture;
 
 Deno.bench({
   name: "WgpuTexture [x100]",
@@ -20,7 +19,7 @@ Deno.bench({
   permissions: { ffi: true, read: true, env: true },
   fn() {
     for (let i = 0; i < 100; i++) {
-      const r = WgpuTexture.create({ texture: texture! });
+      const r = WgpuTexture.create(desc as { texture: GPUTexture });
       r.describe();
       r.release();
     }

@@ -38,6 +38,7 @@ export const TOKEN: unique symbol = Symbol("gpures.token");
 
 /** JS buffers a handle aliases, with the descriptor field each came from. */
 export interface Aliases {
+  /** The ArrayBuffers (not views) whose memory the handle names. */
   buffers: readonly unknown[];
   fields: readonly string[];
 }
@@ -96,8 +97,8 @@ function ownOption(options: FdCreateOptions | undefined, name: keyof FdCreateOpt
 /**
  * Creates a handle of `cls`'s kind from a wire descriptor (field names as
  * the C table has them). `holds` are objects the handle aliases; they stay
- * referenced until the last release. `aliased` names the descriptor field of
- * each JS buffer among them, so that a buffer detached later is caught.
+ * referenced until the last release. `aliases` are the JS buffers whose
+ * memory the handle names, so that one detached later is caught.
  * `built`: the class made `desc` itself from the caller's own properties.
  */
 export function createResource<R extends GpuResource<unknown>>(
@@ -105,7 +106,7 @@ export function createResource<R extends GpuResource<unknown>>(
   desc: Record<string, unknown>,
   options: FdCreateOptions | undefined,
   holds: unknown[] = NO_HOLDS,
-  aliased?: readonly string[],
+  aliases?: Aliases,
   built = false,
 ): R {
   assertSupported(cls.kindId);
@@ -158,15 +159,13 @@ export function createResource<R extends GpuResource<unknown>>(
     codec.end(bytes);
   }
   if (token) addRecord(token, keepAlive, holds);
-  const aliases = aliased?.length ? { buffers: holds, fields: aliased } : undefined;
   return new cls(INTERNAL, u64Out[0], token !== 0, aliases);
 }
 
 /** The field of the first aliased buffer that was detached since create, or undefined. */
 export function detachedField(aliases: Aliases): string | undefined {
   for (let i = 0; i < aliases.fields.length; i++) {
-    const b = aliases.buffers[i];
-    if (((ArrayBuffer.isView(b) ? b.buffer : b) as ArrayBuffer).detached) return aliases.fields[i];
+    if ((aliases.buffers[i] as ArrayBuffer).detached) return aliases.fields[i];
   }
   return undefined;
 }

@@ -3,7 +3,7 @@
 //
 // A mapping lives exactly as long as the last ArrayBuffer over its pages. The
 // buffer is a Node-API external ArrayBuffer made by the library itself
-// (native/src/napi_buffers.c), whose finalizer ends the mapping: a buffer
+// (native/src/map/napi_buffers.c), whose finalizer ends the mapping: a buffer
 // moved away with transfer(), postMessage() or a BYOB read takes the mapping
 // with it, and it ends when that buffer is collected, in whichever isolate.
 // unmap() detaches the buffer while it is still the wrapper's own: with no

@@ -42,6 +42,14 @@ export function own(o: object, key: string | number): unknown {
   return v === undefined || Object.hasOwn(o, key) ? v : undefined;
 }
 
+/**
+ * `value`, read as `o.key` by the caller, when it is `o`'s own property;
+ * undefined when inherited. Reading at the call site keeps that load fast.
+ */
+export function ownValue<T>(value: T, o: object, key: string): T | undefined {
+  return value === undefined || Object.hasOwn(o, key) ? value : undefined;
+}
+
 /** An address from a pointer or a bigint. */
 export function addressOf(value: unknown): bigint | undefined {
   if (value === null) return 0n;

@@ -2,7 +2,7 @@
 // last release, or an address and a size from native code.
 
 import type * as T from "./_types.ts";
-import { addressOf, own } from "./_values.ts";
+import { addressOf, own, ownValue } from "./_values.ts";
 import { type CreateOptions, createResource, registerKind } from "./_create.ts";
 import { InvalidHandleError } from "./errors.ts";
 import { GpuResource } from "./gpu_resource.ts";
@@ -40,7 +40,11 @@ export interface CpuPlanesCreateDesc {
 }
 
 /** The address and size of a JS buffer, which the handle will alias. */
-function alias(data: unknown, kind: string, field: string): { ptr: bigint; size: bigint } {
+function alias(
+  data: unknown,
+  kind: string,
+  field: string,
+): { ptr: bigint; size: bigint; buffer: ArrayBufferLike } {
   const isView = ArrayBuffer.isView(data);
   const buffer = isView ? data.buffer : data;
   if ((buffer as ArrayBuffer | undefined)?.detached) {
@@ -74,7 +78,8 @@ function alias(data: unknown, kind: string, field: string): { ptr: bigint; size:
   }
   base ??= baseAddress(buffer as ArrayBuffer);
   const offset = isView ? data.byteOffset : 0;
-  return { ptr: base && offset ? base + BigInt(offset) : base, size: BigInt(size) };
+  const ptr = base && offset ? base + BigInt(offset) : base;
+  return { ptr, size: BigInt(size), buffer: buffer as ArrayBufferLike };
 }
 
 /**
@@ -89,7 +94,7 @@ function baseAddress(buffer: ArrayBuffer | SharedArrayBuffer): bigint {
   return base;
 }
 
-const DATA = ["data"];
+const DATA = ["data"] as const;
 
 /**
  * One buffer of CPU memory holding a frame. Made from a JS buffer, it aliases
@@ -104,16 +109,18 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
   }
   /** Wraps `data` (aliased) or `ptr` + `size`; with width and height the frame must fit. */
   static create(desc: CpuBytesCreateDesc, options?: CreateOptions): CpuBytes {
-    if (typeof desc !== "object" || desc === null || own(desc, "data") === undefined) {
-      return createResource(this, wire(desc), options);
-    }
-    const data = own(desc, "data");
-    const { ptr, size } = alias(data, "CpuBytes", "data");
+    const data = typeof desc === "object" && desc !== null
+      ? ownValue(desc.data, desc, "data")
+      : undefined;
+    if (data === undefined) return createResource(this, wire(desc), options);
+    const { ptr, size, buffer } = alias(data, "CpuBytes", "data");
     // The wire descriptor field by field: rest/spread copies cost more than the create.
-    const rowPitch = own(desc, "rowPitch"), format = own(desc, "format");
-    const width = own(desc, "width"), height = own(desc, "height");
+    const rowPitch = ownValue(desc.rowPitch, desc, "rowPitch");
+    const format = ownValue(desc.format, desc, "format");
+    const width = ownValue(desc.width, desc, "width"),
+      height = ownValue(desc.height, desc, "height");
     const built = { ptr, size, rowPitch, format, width, height };
-    return createResource(this, built, options, [data], DATA, true);
+    return createResource(this, built, options, [data], { buffers: [buffer], fields: DATA }, true);
   }
 }
 
@@ -131,7 +138,7 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
     if (typeof desc !== "object" || desc === null) {
       return createResource(this, desc as unknown as Wire, options);
     }
-    const holds: unknown[] = [], fields: string[] = [];
+    const holds: unknown[] = [], buffers: ArrayBufferLike[] = [], fields: string[] = [];
     const given = own(desc, "planes");
     if (Array.isArray(given) && given.length > MAX_PLANES) {
       throw new InvalidHandleError(
@@ -145,9 +152,11 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
         if (typeof p !== "object" || p === null) return p; // the codec names the field
         const data = own(p, "data"), rowPitch = own(p, "rowPitch");
         if (data === undefined) return { data: own(p, "ptr"), size: own(p, "size"), rowPitch };
+        const field = `planes[${i}].data`;
+        const { ptr, size, buffer } = alias(data, "CpuPlanes", field);
         holds.push(data);
-        fields.push(`planes[${i}].data`);
-        const { ptr, size } = alias(data, "CpuPlanes", `planes[${i}].data`);
+        buffers.push(buffer);
+        fields.push(field);
         return { data: ptr, size, rowPitch };
       })
       : given;
@@ -156,7 +165,7 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
       { format: own(desc, "format"), planes },
       options,
       holds,
-      fields,
+      fields.length ? { buffers, fields } : undefined,
       true,
     );
   }

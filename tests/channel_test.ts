@@ -1,5 +1,5 @@
 // Handles across processes: Channel over Unix domain sockets with the fds
-// attached, a real second process (Deno.Command running tests/_channel_peer.ts),
+// attached, a real second process (Deno.Command running tests/_support/channel_peer.ts),
 // the process-local kinds refused, a tampered message refused with its fds
 // closed, and the event loop free while a channel waits.
 
@@ -15,35 +15,17 @@ import {
   ReleasedError,
   VkImage,
   VkOpaqueFd,
+  type VkOpaqueFdDesc,
   WrongKindError,
 } from "../mod.ts";
-import { close, countOpenFds, memfd, readAt, writeAt } from "./_libc.ts";
+import { close, countOpenFds, memfd, readAt } from "./_support/libc.ts";
+import { fixture, patternedFrame, RGBA_FRAME_BYTES, valid } from "./_support/fixtures.ts";
 
 const linux = Deno.build.os === "linux";
-const SIZE = 32 * 32 * 4;
-const PEER = new URL("./_channel_peer.ts", import.meta.url).pathname;
+const SIZE = RGBA_FRAME_BYTES;
+const PEER = new URL("./_support/channel_peer.ts", import.meta.url).pathname;
 
-function rgba(fd: number): Parameters<typeof DmaBufHandle.create>[0] {
-  return {
-    fds: [fd],
-    fourcc: 0x34324241, // "AB24"
-    modifier: 0n,
-    width: 32,
-    height: 32,
-    planes: [{ objectIndex: 0, offset: 0, stride: 128 }],
-  };
-}
-
-/** A 32x32 RGBA frame over a new memfd whose bytes are seed + offset. */
-function frame(seed: number): DmaBufHandle {
-  const fd = memfd(SIZE);
-  writeAt(fd, new Uint8Array(SIZE).map((_, i) => (seed + i) & 0xff), 0);
-  try {
-    return DmaBufHandle.create(rgba(fd));
-  } finally {
-    close(fd);
-  }
-}
+const frame = patternedFrame;
 
 let serial = 0;
 function socketPath(): string {
@@ -100,19 +82,9 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const fd = memfd(65536);
-    const gate = new BigUint64Array(1);
-    using memory = VkOpaqueFd.create({
-      fd,
-      size: 65536n,
-      memoryTypeIndex: 1,
-      offset: 0n,
-      dedicated: false,
-      width: 64,
-      height: 64,
-      format: "RgbaU8",
-      deviceUuid: new Uint8Array(16).fill(3),
-      slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 5n },
-    });
+    const desc = fixture("VkOpaqueFd", { fds: [fd] }).desc as unknown as VkOpaqueFdDesc;
+    assert.ok(desc.slotRelease, "the fixture has a slot release");
+    using memory = VkOpaqueFd.create(desc);
     close(fd);
     const [x, y] = Channel.pair();
     using _x = x, _y = y;
@@ -121,8 +93,8 @@ Deno.test({
     assert.ok(got instanceof VkOpaqueFd);
     const d = got.describe();
     assert.equal(d.slotRelease, null);
-    assert.equal(d.size, 65536n);
-    assert.deepEqual(d.deviceUuid, new Uint8Array(16).fill(3));
+    assert.equal(d.size, BigInt(desc.size));
+    assert.deepEqual(d.deviceUuid, desc.deviceUuid);
   },
 });
 
@@ -132,8 +104,8 @@ Deno.test({
   async fn() {
     const [a, b] = Channel.pair();
     using _a = a, _b = b;
-    using cpu = CpuBytes.create({ data: new Uint8Array(64), rowPitch: 16, format: "RgbaU8" });
-    using image = VkImage.create({ image: 1n, rowPitch: 0 });
+    using cpu = CpuBytes.create(valid("CpuBytes"));
+    using image = VkImage.create(valid("VkImage"));
     for (const r of [cpu, image]) {
       const e = await a.send(r).then(() => undefined, (e) => e);
       assert.ok(e instanceof WrongKindError, String(e));

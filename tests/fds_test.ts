@@ -19,42 +19,29 @@ import {
   memfd,
   readAt,
   writeAt,
-} from "./_libc.ts";
+} from "./_support/libc.ts";
+import { fixture } from "./_support/fixtures.ts";
 
+// The frames and memory of tools/fixtures.ts: NV12 64x32, luma 2048 bytes then chroma 1024.
 const NV12 = 0x3231564e; // DRM_FORMAT_NV12, "NV12"
 const WIDTH = 64;
 const HEIGHT = 32;
 const LUMA_BYTES = WIDTH * HEIGHT; // 2048
 const CHROMA_BYTES = WIDTH * (HEIGHT / 2); // 1024
 
-/** A linear 64x32 NV12 frame with both planes in the object of `fd`. */
+/** The NV12 frame with both planes in the object of `fd` (the fixture's "oneObject"). */
 function nv12(fd: number): DmaBufHandleDesc {
-  return {
-    fds: [fd],
-    fourcc: NV12,
-    modifier: 0n,
-    width: WIDTH,
-    height: HEIGHT,
-    planes: [
-      { objectIndex: 0, offset: 0, stride: WIDTH },
-      { objectIndex: 0, offset: LUMA_BYTES, stride: WIDTH },
-    ],
-  };
+  return fixture("DmaBufHandle", { shape: "oneObject", fds: [fd] }).desc as never;
 }
 
-/** 64 KiB of opaque Vulkan memory in the object of `fd`. */
+/** The NV12 frame with its planes in two objects (the DmaBufHandle fixture). */
+function nv12In(luma: number, chroma: number): DmaBufHandleDesc {
+  return fixture("DmaBufHandle", { fds: [luma, chroma] }).desc as never;
+}
+
+/** The VkOpaqueFd fixture's memory in the object of `fd` (4096 bytes from offset 256). */
 function opaque(fd: number): VkOpaqueFdDesc {
-  return {
-    fd,
-    size: 65536n,
-    memoryTypeIndex: 2,
-    offset: 0n,
-    dedicated: true,
-    width: 64,
-    height: 64,
-    format: "RgbaU8",
-    deviceUuid: new Uint8Array(16).fill(7),
-  };
+  return fixture("VkOpaqueFd", { fds: [fd] }).desc as never;
 }
 
 function bytes(n: number, seed: number): Uint8Array {
@@ -200,14 +187,7 @@ Deno.test("DmaBufHandle: every fd the handle holds is close-on-exec", () => {
   const a = memfd(LUMA_BYTES, { cloexec: false });
   const b = memfd(CHROMA_BYTES, { cloexec: false });
   try {
-    using frame = DmaBufHandle.create({
-      ...nv12(a),
-      fds: [a, b],
-      planes: [
-        { objectIndex: 0, offset: 0, stride: WIDTH },
-        { objectIndex: 1, offset: 0, stride: WIDTH },
-      ],
-    });
+    using frame = DmaBufHandle.create(nv12In(a, b));
     const fds = frame.describe().fds;
     assert.equal(fds.length, 2);
     for (const fd of fds) assert.ok(isCloexec(fd), `fd ${fd} is close-on-exec`);
@@ -332,15 +312,7 @@ Deno.test("DmaBufHandle.create() that fails with takeOwnership leaves the caller
   const before = liveHandles();
   try {
     assert.throws(
-      () =>
-        DmaBufHandle.create({
-          ...nv12(a),
-          fds: [a, b],
-          planes: [
-            { objectIndex: 0, offset: 0, stride: WIDTH },
-            { objectIndex: 1, offset: 0, stride: WIDTH },
-          ],
-        }, { takeOwnership: true }),
+      () => DmaBufHandle.create(nv12In(a, b), { takeOwnership: true }),
       InvalidHandleError,
     );
     assert.ok(isOpen(a));
@@ -359,15 +331,7 @@ Deno.test("DmaBufHandle.create() that fails on a closed fd leaves the caller's o
   close(gone);
   try {
     assert.throws(
-      () =>
-        DmaBufHandle.create({
-          ...nv12(a),
-          fds: [a, gone],
-          planes: [
-            { objectIndex: 0, offset: 0, stride: WIDTH },
-            { objectIndex: 1, offset: 0, stride: WIDTH },
-          ],
-        }, { takeOwnership: true }),
+      () => DmaBufHandle.create(nv12In(a, gone), { takeOwnership: true }),
       (e: unknown) => e instanceof InvalidHandleError && e.field === "fds[1]",
     );
     assert.ok(isOpen(a));
@@ -453,14 +417,7 @@ Deno.test("DmaBufHandle holds NV12 with its planes in two objects", () => {
   const chroma = memfd(CHROMA_BYTES);
   try {
     writeAt(chroma, bytes(64, 42), 0);
-    using frame = DmaBufHandle.create({
-      ...nv12(luma),
-      fds: [luma, chroma],
-      planes: [
-        { objectIndex: 0, offset: 0, stride: WIDTH },
-        { objectIndex: 1, offset: 0, stride: WIDTH },
-      ],
-    });
+    using frame = DmaBufHandle.create(nv12In(luma, chroma));
     const d = frame.describe();
     assert.equal(d.fds.length, 2);
     assert.notEqual(d.fds[0], luma);

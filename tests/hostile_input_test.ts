@@ -4,28 +4,18 @@
 
 import assert from "node:assert/strict";
 import {
-  CpuBytes,
-  CpuPlanes,
   CpuSharedSlot,
-  CudaPtr2D,
-  CudaSurface,
   DmaBufHandle,
-  type DmaBufHandleDesc,
-  GlBufferHandle,
-  GlTextureHandle,
   GpuResource,
   InvalidHandleError,
   liveHandles,
-  OpenClMem,
   ReleasedError,
-  VaapiSurface,
   VkBufferHandle,
   VkImage,
-  VkOpaqueFd,
-  type VkOpaqueFdDesc,
   WrongKindError,
 } from "../mod.ts";
-import { close, memfd } from "./_libc.ts";
+import { CLASSES, fixture, validDesc } from "./_support/fixtures.ts";
+import { close, memfd } from "./_support/libc.ts";
 
 type Create = (desc: Record<string, unknown>) => GpuResource<unknown>;
 type Desc = Record<string, unknown>;
@@ -79,59 +69,86 @@ function show(v: unknown): string {
   }
 }
 
-// Valid descriptors, one per kind under test; each test breaks one field.
+// Valid descriptors (tools/fixtures.ts), one per kind under test; each test breaks one field.
 
-const vkBuffer: Desc = { buffer: 1n, size: 4096n };
-const glTexture: Desc = { name: 1, target: "Texture2D", internalFormat: "Rgba8" };
-const cpuSlot: Desc = { size: 4096n, rowPitch: 64, format: "RgbaU8" };
-const vkImage: Desc = { image: 1n, rowPitch: 256 };
-const openCl: Desc = { mem: 0x1000n, queue: 0x2000n, rowPitch: 0 };
-const vaapi: Desc = { surface: 0, display: 0x1000n };
-const cudaSurface: Desc = { surface: 1n, format: "rgba8unorm", width: 16, height: 16 };
-const cpuPtr: Desc = { ptr: 0x1000n, size: 64, rowPitch: 16, format: "RgbaU8" };
+const vkBuffer = validDesc("VkBufferHandle");
+const glTexture = validDesc("GlTextureHandle");
+const cpuSlot = validDesc("CpuSharedSlot");
+const vkImage = validDesc("VkImage");
+const openCl = validDesc("OpenClMem");
+const vaapi = validDesc("VaapiSurface");
+const cudaSurface = validDesc("CudaSurface");
+const cpuPtr = fixture("CpuBytes", { shape: "address" }).desc;
+/** A one-object DmaBufHandle descriptor (a 32x32 RGBA frame) over `fd`, 4096 bytes or more. */
+const frameOver = (fd: number) => fixture("DmaBufHandle", { shape: "rgba", fds: [fd] }).desc;
 
-const create = {
-  VkBufferHandle: ((d) => VkBufferHandle.create(d as never)) as Create,
-  GlTextureHandle: ((d) => GlTextureHandle.create(d as never)) as Create,
-  GlBufferHandle: ((d) => GlBufferHandle.create(d as never)) as Create,
-  CpuSharedSlot: ((d) => CpuSharedSlot.create(d as never)) as Create,
-  VkImage: ((d) => VkImage.create(d as never)) as Create,
-  OpenClMem: ((d) => OpenClMem.create(d as never)) as Create,
-  VaapiSurface: ((d) => VaapiSurface.create(d as never)) as Create,
-  CudaSurface: ((d) => CudaSurface.create(d as never)) as Create,
-  CudaPtr2D: ((d) => CudaPtr2D.create(d as never)) as Create,
-  CpuBytes: ((d) => CpuBytes.create(d as never)) as Create,
-  CpuPlanes: ((d) => CpuPlanes.create(d as never)) as Create,
-  DmaBufHandle: ((d) => DmaBufHandle.create(d as never)) as Create,
-  VkOpaqueFd: ((d) => VkOpaqueFd.create(d as never)) as Create,
+/** The kinds under test, each one's create(). */
+const KINDS_UNDER_TEST = [
+  "VkBufferHandle",
+  "GlTextureHandle",
+  "GlBufferHandle",
+  "CpuSharedSlot",
+  "VkImage",
+  "OpenClMem",
+  "VaapiSurface",
+  "CudaSurface",
+  "CudaPtr2D",
+  "CpuBytes",
+  "CpuPlanes",
+  "DmaBufHandle",
+  "VkOpaqueFd",
+] as const;
+type UnderTest = (typeof KINDS_UNDER_TEST)[number];
+const create = Object.fromEntries(
+  KINDS_UNDER_TEST.map((name) => [name, (d: Desc) => CLASSES[name].create(d as never)]),
+) as Record<UnderTest, Create>;
+
+/** The valid descriptors the field lists below break. */
+const valid: Partial<Record<UnderTest, Desc>> = {
+  GlTextureHandle: glTexture,
+  CpuSharedSlot: cpuSlot,
+  VkImage: vkImage,
+  VaapiSurface: vaapi,
+  CudaSurface: cudaSurface,
+  VkBufferHandle: vkBuffer,
+  CpuBytes: cpuPtr,
+  OpenClMem: openCl,
 };
 
-/** [kind, valid descriptor, field] for fields of each scalar type. */
-const u32Fields: [Create, Desc, string][] = [
-  [create.GlTextureHandle, glTexture, "name"],
-  [create.CpuSharedSlot, cpuSlot, "rowPitch"],
-  [create.VkImage, vkImage, "rowPitch"],
-  [create.VkImage, vkImage, "vkFormat"],
-  [create.VaapiSurface, vaapi, "surface"],
-  [create.CudaSurface, cudaSurface, "width"],
-];
-const u64Fields: [Create, Desc, string][] = [
-  [create.VkBufferHandle, vkBuffer, "size"],
-  [create.VkBufferHandle, vkBuffer, "buffer"],
-  [create.CpuSharedSlot, cpuSlot, "size"],
-  [create.VkImage, vkImage, "image"],
-  [create.CudaSurface, cudaSurface, "surface"],
-  [create.CpuBytes, cpuPtr, "size"],
-];
-const pointerFields: [Create, Desc, string][] = [
-  [create.VkImage, vkImage, "device"],
-  [create.VkBufferHandle, vkBuffer, "device"],
-  [create.OpenClMem, openCl, "mem"],
-  [create.OpenClMem, openCl, "queue"],
-  [create.VaapiSurface, vaapi, "display"],
-  [create.CpuBytes, cpuPtr, "ptr"],
-  [create.GlTextureHandle, glTexture, "context"],
-];
+/** [create, valid descriptor, field] of each "Kind.field". */
+function fieldsOf(...paths: `${UnderTest}.${string}`[]): [Create, Desc, string][] {
+  return paths.map((path) => {
+    const [kind, field] = path.split(".") as [UnderTest, string];
+    return [create[kind], valid[kind]!, field];
+  });
+}
+
+/** Fields of each scalar type. */
+const u32Fields = fieldsOf(
+  "GlTextureHandle.name",
+  "CpuSharedSlot.rowPitch",
+  "VkImage.rowPitch",
+  "VkImage.vkFormat",
+  "VaapiSurface.surface",
+  "CudaSurface.width",
+);
+const u64Fields = fieldsOf(
+  "VkBufferHandle.size",
+  "VkBufferHandle.buffer",
+  "CpuSharedSlot.size",
+  "VkImage.image",
+  "CudaSurface.surface",
+  "CpuBytes.size",
+);
+const pointerFields = fieldsOf(
+  "VkImage.device",
+  "VkBufferHandle.device",
+  "OpenClMem.mem",
+  "OpenClMem.queue",
+  "VaapiSurface.display",
+  "CpuBytes.ptr",
+  "GlTextureHandle.context",
+);
 
 const symbol = Symbol("hostile");
 const notNumbers: unknown[] = ["16", "", true, null, {}, [], [16], symbol, () => 16, new Date(0)];
@@ -218,50 +235,20 @@ Deno.test("a u64 field takes safe integers and bigints up to 2^64-1", () => {
 });
 
 Deno.test("an fd field refuses numbers outside the int32 range and non-numbers", () => {
-  const fd = memfd(65536);
-  try {
-    const desc: Desc = {
-      fd,
-      size: 65536n,
-      memoryTypeIndex: 0,
-      offset: 0n,
-      dedicated: false,
-      width: 1,
-      height: 1,
-      format: "RgbaU8",
-      deviceUuid: new Uint8Array(16),
-    };
-    for (const value of [2 ** 31, -(2 ** 31) - 1, 0.5, NaN, "3", null, {}, 3n ** 40n]) {
-      assertRefused(() => create.VkOpaqueFd(withField(desc, "fd", value)), "fd", {
-        label: `fd = ${show(value)}`,
-      });
-    }
-  } finally {
-    close(fd);
+  using f = fixture("VkOpaqueFd");
+  for (const value of [2 ** 31, -(2 ** 31) - 1, 0.5, NaN, "3", null, {}, 3n ** 40n]) {
+    assertRefused(() => create.VkOpaqueFd(withField(f.desc, "fd", value)), "fd", {
+      label: `fd = ${show(value)}`,
+    });
   }
 });
 
 Deno.test("a boolean field refuses 1, 0, strings and null", () => {
-  const fd = memfd(65536);
-  try {
-    const desc: Desc = {
-      fd,
-      size: 65536n,
-      memoryTypeIndex: 0,
-      offset: 0n,
-      dedicated: false,
-      width: 1,
-      height: 1,
-      format: "RgbaU8",
-      deviceUuid: new Uint8Array(16),
-    };
-    for (const value of [1, 0, "true", "false", null, {}]) {
-      assertRefused(() => create.VkOpaqueFd(withField(desc, "dedicated", value)), "dedicated", {
-        label: `dedicated = ${show(value)}`,
-      });
-    }
-  } finally {
-    close(fd);
+  using f = fixture("VkOpaqueFd");
+  for (const value of [1, 0, "true", "false", null, {}]) {
+    assertRefused(() => create.VkOpaqueFd(withField(f.desc, "dedicated", value)), "dedicated", {
+      label: `dedicated = ${show(value)}`,
+    });
   }
 });
 
@@ -433,39 +420,18 @@ Deno.test("a missing member of an optional group is named by its path", () => {
 });
 
 Deno.test("every required field of DmaBufHandle and VkOpaqueFd is named when missing", () => {
-  const fd = memfd(65536);
-  try {
-    const dma: DmaBufHandleDesc = {
-      fds: [fd],
-      fourcc: 0,
-      modifier: 0n,
-      width: 1,
-      height: 1,
-      planes: [{ objectIndex: 0, offset: 0, stride: 4 }],
-    };
-    for (const field of Object.keys(dma)) {
-      assertRefused(() => create.DmaBufHandle(withField({ ...dma }, field, undefined)), field, {
-        label: `DmaBufHandle without ${field}`,
-      });
-    }
-    const opaque: VkOpaqueFdDesc = {
-      fd,
-      size: 65536n,
-      memoryTypeIndex: 0,
-      offset: 0n,
-      dedicated: false,
-      width: 1,
-      height: 1,
-      format: "RgbaU8",
-      deviceUuid: new Uint8Array(16),
-    };
-    for (const field of Object.keys(opaque)) {
-      assertRefused(() => create.VkOpaqueFd(withField({ ...opaque }, field, undefined)), field, {
-        label: `VkOpaqueFd without ${field}`,
-      });
-    }
-  } finally {
-    close(fd);
+  using dma = fixture("DmaBufHandle");
+  for (const field of Object.keys(dma.desc)) {
+    assertRefused(() => create.DmaBufHandle(withField(dma.desc, field, undefined)), field, {
+      label: `DmaBufHandle without ${field}`,
+    });
+  }
+  using opaque = fixture("VkOpaqueFd");
+  for (const field of Object.keys(opaque.desc)) {
+    if (field === "slotRelease") continue; // optional
+    assertRefused(() => create.VkOpaqueFd(withField(opaque.desc, field, undefined)), field, {
+      label: `VkOpaqueFd without ${field}`,
+    });
   }
 });
 
@@ -528,14 +494,7 @@ Deno.test("create() takes null or a non-object as no options", () => {
 Deno.test("DmaBufHandle.create() refuses planes that are not objects, by index", () => {
   const fd = memfd(4096);
   try {
-    const desc: Desc = {
-      fds: [fd],
-      fourcc: 0,
-      modifier: 0n,
-      width: 1,
-      height: 1,
-      planes: [{ objectIndex: 0, offset: 0, stride: 4 }],
-    };
+    const desc = frameOver(fd);
     const plane = { objectIndex: 0, offset: 0, stride: 4 };
     assertRefused(() => create.DmaBufHandle({ ...desc, planes: [1] }), "planes[0]");
     assertRefused(() => create.DmaBufHandle({ ...desc, planes: [plane, null] }), "planes[1]");
@@ -558,8 +517,8 @@ Deno.test("DmaBufHandle.create() refuses planes that are not objects, by index",
 Deno.test("DmaBufHandle.create() refuses 0 or 5 planes, and 0 or 5 fds", () => {
   const fd = memfd(4096);
   try {
-    const plane = { objectIndex: 0, offset: 0, stride: 4 };
-    const desc: Desc = { fds: [fd], fourcc: 0, modifier: 0n, width: 1, height: 1, planes: [plane] };
+    const plane = { objectIndex: 0, offset: 0, stride: 128 };
+    const desc = frameOver(fd);
     assertRefused(() => create.DmaBufHandle({ ...desc, planes: [] }), "planes");
     assertRefused(
       () => create.DmaBufHandle({ ...desc, planes: new Array(5).fill(plane) }),
@@ -703,7 +662,7 @@ Deno.test("GpuResource.fromRaw() of a live handle with a generation or kind bit 
       });
     }
     assert.equal(frame.refcount, 1, "the real handle is untouched");
-    assert.equal(frame.describe().size, 4096n);
+    assert.equal(frame.describe().size, cpuSlot.size);
   });
 });
 
@@ -834,14 +793,7 @@ for (const [name, operation] of Object.entries(operations)) {
     const fd = memfd(4096);
     try {
       noLeak(() => {
-        const frame = DmaBufHandle.create({
-          fds: [fd],
-          fourcc: 0,
-          modifier: 0n,
-          width: 1,
-          height: 1,
-          planes: [{ objectIndex: 0, offset: 0, stride: 4 }],
-        });
+        const frame = DmaBufHandle.create(frameOver(fd) as never);
         frame.release();
         assertRefused(() => operation(frame), "handle", { code: "STALE", Class: ReleasedError });
       });
@@ -854,14 +806,7 @@ for (const [name, operation] of Object.entries(operations)) {
     const fd = memfd(4096);
     try {
       noLeak(() => {
-        const frame = DmaBufHandle.create({
-          fds: [fd],
-          fourcc: 0,
-          modifier: 0n,
-          width: 1,
-          height: 1,
-          planes: [{ objectIndex: 0, offset: 0, stride: 4 }],
-        });
+        const frame = DmaBufHandle.create(frameOver(fd) as never);
         const raw = frame.intoRaw();
         try {
           assertRefused(() => operation(frame), "handle", { code: "STALE", Class: ReleasedError });
@@ -903,7 +848,7 @@ Deno.test("release() of one clone twice does not drop the other clone's referenc
     frame.release();
     frame.release();
     assert.equal(copy.refcount, 1);
-    assert.equal(copy.describe().size, 4096n);
+    assert.equal(copy.describe().size, cpuSlot.size);
   });
 });
 

@@ -14,7 +14,7 @@ import {
   VkBufferHandle,
   VkImage,
 } from "../mod.ts";
-import { close, memfd } from "./_libc.ts";
+import { close, memfd } from "./_support/libc.ts";
 import { lib } from "../ffi/_load.ts";
 
 const U64_MAX = (1n << 64n) - 1n;

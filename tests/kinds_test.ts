@@ -12,7 +12,8 @@ import {
   WrongKindError,
 } from "../mod.ts";
 import { KINDS } from "../ffi/_kinds.ts";
-import { close, memfd } from "./_libc.ts";
+import { fixture, valid, validDesc } from "./_support/fixtures.ts";
+import { close, memfd } from "./_support/libc.ts";
 
 const exported = gpures as unknown as Record<string, { kindId?: number; prototype?: unknown }>;
 
@@ -32,14 +33,24 @@ Deno.test("every kind of the library's table is a class exported from mod.ts, wi
   }
 });
 
+Deno.test("only kinds that own fds have fd fields: the library takes and closes no other", () => {
+  const FD = 8;
+  for (const kind of KINDS) {
+    const fdRows = kind.fields.filter((f) => f.type === FD).map((f) => f.path);
+    if (kind.ownership !== 1) assert.deepEqual(fdRows, [], `${kind.name} is borrowed`);
+    else assert.ok(fdRows.length > 0, `${kind.name} owns fds, so it names some`);
+  }
+});
+
 Deno.test("GpuResource.fromRaw(raw) gives the kind's own class", () => {
-  const raw = VkBufferHandle.create({ buffer: 1n, size: 16n }).intoRaw();
+  const raw = VkBufferHandle.create(valid("VkBufferHandle")).intoRaw();
   using back = GpuResource.fromRaw(raw);
   assert.ok(back instanceof VkBufferHandle);
 });
 
 Deno.test("GpuResource.fromRaw(raw, Kind) checks the kind; a refusal leaves the reference", () => {
-  using image = VkImage.create({ image: 7n, rowPitch: 64 });
+  const desc = validDesc("VkImage") as unknown as gpures.VkImageDesc;
+  using image = VkImage.create(desc);
   const raw = image.clone().intoRaw();
   assert.throws(() => GpuResource.fromRaw(raw, VkBufferHandle), WrongKindError);
   assert.throws(
@@ -48,7 +59,7 @@ Deno.test("GpuResource.fromRaw(raw, Kind) checks the kind; a refusal leaves the 
   );
   assert.equal(image.refcount, 2, "both refusals left the reference with the caller");
   using adopted = GpuResource.fromRaw(raw, VkImage);
-  assert.equal(adopted.describe().image, 7n);
+  assert.equal(adopted.describe().image, BigInt(desc.image));
   assert.equal(image.refcount, 2);
 });
 
@@ -57,17 +68,7 @@ Deno.test({
   ignore: Deno.build.os !== "linux",
   fn() {
     const fd = memfd(4096);
-    using memory = VkOpaqueFd.create({
-      fd,
-      size: 4096n,
-      memoryTypeIndex: 0,
-      offset: 0n,
-      dedicated: false,
-      width: 16,
-      height: 64,
-      format: "RgbaU8",
-      deviceUuid: new Uint8Array(16),
-    });
+    using memory = VkOpaqueFd.create(fixture("VkOpaqueFd", { fds: [fd] }).desc as never);
     using alias = memory.clone();
     const a = new Uint8Array(memory.map());
     a[9] = 9;

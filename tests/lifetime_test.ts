@@ -10,8 +10,11 @@ import {
   VkBufferHandle,
   VkImage,
 } from "../mod.ts";
+import { valid } from "./_support/fixtures.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
+/** A valid VkBufferHandle descriptor (tools/fixtures.ts). */
+const buffer = () => valid("VkBufferHandle");
 const rgba = (bytes = 64 * 64 * 4) => ({
   data: new Uint8Array(bytes),
   rowPitch: 256,
@@ -27,7 +30,7 @@ async function collect(): Promise<void> {
 
 Deno.test("GpuResource.markConsumed() reaches the producer's keep-alive each time", () => {
   let marks = 0;
-  using r = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+  using r = VkBufferHandle.create(buffer(), {
     keepAlive: { markConsumed: () => marks++ },
   });
   r.markConsumed();
@@ -45,7 +48,7 @@ Deno.test("a keep-alive's release that throws is reported as an uncaught error, 
   };
   globalThis.addEventListener("error", onError);
   try {
-    const r = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+    const r = VkBufferHandle.create(buffer(), {
       keepAlive: {
         release: () => {
           throw new Error("producer failed");
@@ -64,7 +67,7 @@ Deno.test("a keep-alive's release that throws is reported as an uncaught error, 
 });
 
 Deno.test("a keep-alive can be any object, without methods", () => {
-  using r = VkBufferHandle.create({ buffer: 1n, size: 16n }, { keepAlive: "a plain value" });
+  using r = VkBufferHandle.create(buffer(), { keepAlive: "a plain value" });
   assert.equal(r.refcount, 1);
 });
 
@@ -118,7 +121,7 @@ Deno.test({
   async fn() {
     const before = liveHandles();
     (() => {
-      for (let i = 0; i < 100; i++) VkBufferHandle.create({ buffer: BigInt(i + 1), size: 16n });
+      for (let i = 0; i < 100; i++) VkBufferHandle.create(buffer());
     })();
     assert.equal(liveHandles(), before + 100);
     await collect();
@@ -127,7 +130,7 @@ Deno.test({
 });
 
 Deno.test("GpuResource.intoRaw() gives the reference away and fromRaw() adopts it", () => {
-  const image = VkImage.create({ image: 5n, rowPitch: 0 });
+  const image = VkImage.create(valid("VkImage"));
   const raw = image.intoRaw();
   assert.equal(image.released, true);
   assert.throws(() => image.describe(), ReleasedError);
@@ -142,7 +145,7 @@ Deno.test("GpuResource.intoRaw() gives the reference away and fromRaw() adopts i
 Deno.test("GpuResource works with using: released at the end of the block", () => {
   const before = liveHandles();
   {
-    using _r = VkBufferHandle.create({ buffer: 9n, size: 16n });
+    using _r = VkBufferHandle.create(buffer());
     assert.equal(liveHandles(), before + 1);
   }
   assert.equal(liveHandles(), before);
@@ -161,8 +164,8 @@ Deno.test("VkImage.slotRelease() stores the value into the producer's gate", () 
 });
 
 Deno.test("GpuResource has a custom inspect that shows its fields or that it was released", () => {
-  const r = VkBufferHandle.create({ buffer: 3n, size: 16n });
-  assert.match(Deno.inspect(r), /^VkBufferHandle .*size: 16n/s);
+  const r = VkBufferHandle.create(buffer());
+  assert.match(Deno.inspect(r), new RegExp(`^VkBufferHandle .*size: ${buffer().size}n`, "s"));
   r.release();
   assert.equal(Deno.inspect(r), "VkBufferHandle { released }");
 });
@@ -178,7 +181,9 @@ Deno.test("a keep-alive made here is released once when a Worker makes the last 
       },
     },
   });
-  const worker = new Worker(new URL("./_release_worker.ts", import.meta.url), { type: "module" });
+  const worker = new Worker(new URL("./_support/release_worker.ts", import.meta.url), {
+    type: "module",
+  });
   const done = new Promise((r) => (worker.onmessage = r));
   worker.postMessage(frame.intoRaw());
   await done;
@@ -189,10 +194,10 @@ Deno.test("a keep-alive made here is released once when a Worker makes the last 
 
 Deno.test("a keep-alive whose release releases another handle: both run exactly once", () => {
   const ran: string[] = [];
-  const inner = VkBufferHandle.create({ buffer: 2n, size: 16n }, {
+  const inner = VkBufferHandle.create(buffer(), {
     keepAlive: { release: () => ran.push("inner") },
   });
-  const outer = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+  const outer = VkBufferHandle.create(buffer(), {
     keepAlive: {
       release: () => {
         ran.push("outer");
@@ -206,7 +211,7 @@ Deno.test("a keep-alive whose release releases another handle: both run exactly 
 
 Deno.test("create() refuses a takeOwnership that is not a boolean", () => {
   assert.throws(
-    () => VkBufferHandle.create({ buffer: 1n, size: 16n }, { takeOwnership: "false" } as never),
+    () => VkBufferHandle.create(buffer(), { takeOwnership: "false" } as never),
     { code: "INVALID_VALUE", field: "options.takeOwnership" },
   );
 });

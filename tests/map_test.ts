@@ -5,21 +5,15 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, GpuResource, type InvalidHandleError, liveMappings } from "../mod.ts";
-import { close, memfd, readAt, writeAt } from "./_libc.ts";
+import { fixture } from "./_support/fixtures.ts";
+import { close, memfd, readAt, writeAt } from "./_support/libc.ts";
 
 const linux = Deno.build.os === "linux";
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** An NV12 64x32 frame: luma in fds[0] (2048 bytes), chroma in fds[1] (1024 bytes). */
+/** The DmaBufHandle fixture: NV12 64x32, luma in fds[0] (2048 bytes), chroma in fds[1] (1024). */
 function nv12(luma: number, chroma: number): Parameters<typeof DmaBufHandle.create>[0] {
-  return {
-    fds: [luma, chroma],
-    fourcc: 0x3231564e,
-    modifier: 0n,
-    width: 64,
-    height: 32,
-    planes: [{ objectIndex: 0, offset: 0, stride: 64 }, { objectIndex: 1, offset: 0, stride: 64 }],
-  };
+  return fixture("DmaBufHandle", { fds: [luma, chroma] }).desc as never;
 }
 
 function withFrame(fn: (frame: DmaBufHandle, luma: number, chroma: number) => void): void {

@@ -14,7 +14,7 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, GlBufferHandle, GlTextureHandle, GpuResource, liveHandles } from "../mod.ts";
-import { close, countOpenFds, memfd, readAt, writeAt } from "./_libc.ts";
+import { close, countOpenFds, memfd, readAt, writeAt } from "./_support/libc.ts";
 
 const symbols = {
   gpures_test_gl_last_error: { parameters: [], result: "pointer" },

@@ -21,7 +21,7 @@ import {
   VkImage,
   VkOpaqueFd,
 } from "../mod.ts";
-import { close, countOpenFds, isOpen, memfd, readAt, writeAt } from "./_libc.ts";
+import { close, countOpenFds, isOpen, memfd, readAt, writeAt } from "./_support/libc.ts";
 
 // ------------------------------------------------------------------- helper
 

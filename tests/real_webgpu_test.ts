@@ -105,7 +105,9 @@ Deno.test({
     const handle = WgpuTexture.create({ texture: tex }, {
       keepAlive: { release: () => (released++, resolve()) },
     });
-    const worker = new Worker(new URL("./_release_worker.ts", import.meta.url), { type: "module" });
+    const worker = new Worker(new URL("./_support/release_worker.ts", import.meta.url), {
+      type: "module",
+    });
     const reply = new Promise<MessageEvent>((r) => (worker.onmessage = r));
     worker.postMessage(handle.intoRaw());
     const { data } = await reply;

@@ -12,10 +12,11 @@
 // release is harmless: the value is stale, fromRaw() throws ReleasedError.
 
 import assert from "node:assert/strict";
-import { CpuBytes, DmaBufHandle, GpuResource, liveHandles, ReleasedError } from "../mod.ts";
-import { countOpenFds, memfd } from "./_libc.ts";
+import { CpuBytes, GpuResource, liveHandles, ReleasedError } from "../mod.ts";
+import { countOpenFds, memfd } from "./_support/libc.ts";
+import { rgbaFrame } from "./_support/fixtures.ts";
 
-const WORKER = new URL("./_adopt_worker.ts", import.meta.url);
+const WORKER = new URL("./_support/adopt_worker.ts", import.meta.url);
 
 function worker(): { w: Worker; next: () => Promise<string> } {
   const w = new Worker(WORKER, { type: "module" });
@@ -98,14 +99,7 @@ Deno.test({
   async fn() {
     const fds = countOpenFds();
     const fd = memfd(4096);
-    const raw = DmaBufHandle.create({
-      fds: [fd],
-      fourcc: 0x34324241,
-      modifier: 0n,
-      width: 32,
-      height: 32,
-      planes: [{ objectIndex: 0, offset: 0, stride: 128 }],
-    }, { takeOwnership: true }).intoRaw();
+    const raw = rgbaFrame(fd, { takeOwnership: true }).intoRaw();
     const { w, next } = worker();
     w.postMessage({ raw, then: "exit" });
     assert.equal(await next(), "adopted");

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gpures.h"
+#include "../tests/fixtures.gen.h" /* the descriptors: tools/fixtures.ts, as the Deno side uses them */
 
 /* ------------------------------------------------------------------ timing */
 
@@ -330,12 +331,6 @@ static void json_string(const char *s) {
 
 /* --------------------------------------------------------------------- main */
 
-static uint32_t enum_value(uint32_t set, const char *name) {
-  uint32_t v;
-  CHECK(gpures_enum_lookup(set, name, &v));
-  return v;
-}
-
 static unsigned char *frame_alloc(uint64_t size) {
   unsigned char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) die("mmap", -1);
@@ -356,7 +351,7 @@ int main(int argc, char **argv) {
   if (gpures_abi_version() >> 16 != GPURES_ABI_MAJOR) die("ABI version check", GPURES_E_ABI_MISMATCH);
 
   /* ---- the floor and per-handle operations, on one live VkBufferHandle */
-  gpures_vk_buffer_handle_desc vk_buffer = {sizeof vk_buffer, 0, 0x1234, NULL, {0}, 65536};
+  gpures_vk_buffer_handle_desc vk_buffer = gpures_fixture_vk_buffer_handle();
   CHECK(gpures_create(GPURES_KIND_VK_BUFFER_HANDLE, &vk_buffer, NULL, &live_handle));
   record("floor", "empty call (gpures_abi_version)", measure(body_empty, NULL));
   record("floor", "empty call, one u64 arg (gpures_refcount)", measure(body_refcount, NULL));
@@ -364,43 +359,18 @@ int main(int argc, char **argv) {
   record("clone+release", "clone+release", measure(body_clone_release, NULL));
 
   /* ---- create + describe + release, one case per family */
-  static unsigned char small[64 * 64 * 4];
-  gpures_cpu_bytes_desc cpu = {sizeof cpu, 0, small, sizeof small, 64 * 4, GPURES_PF_RGBA_U8, 64, 64};
-  gpures_vk_image_desc vk_image = {.struct_size = sizeof vk_image,
-                                   .flags = GPURES_HAS_DEVICE_UUID,
-                                   .image = 0xabcdef,
-                                   .device = (void *)0x2000,
-                                   .device_uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
-                                   .row_pitch = 256,
-                                   .width = 64,
-                                   .height = 64};
-  gpures_gl_texture_handle_desc gl = {sizeof gl, 0, 3,
-                                      enum_value(GPURES_ENUM_GL_TEXTURE_TARGET, "Texture2D"),
-                                      enum_value(GPURES_ENUM_GL_INTERNAL_FORMAT, "Rgba8"), 0, NULL, 0};
-#if defined(__linux__)
-  int memfd = memfd_create("gpures-bench", MFD_CLOEXEC);
-  if (memfd < 0 || ftruncate(memfd, 64 * 48 * 3 / 2) != 0) die("memfd_create", -1);
-#else
+  gpures_cpu_bytes_desc cpu = gpures_fixture_cpu_bytes();
+  gpures_vk_image_desc vk_image = gpures_fixture_vk_image();
+  gpures_gl_texture_handle_desc gl = gpures_fixture_gl_texture_handle();
   int memfd = -1; /* DmaBufHandle exists on Linux and Android only */
+#if defined(__linux__)
+  memfd = memfd_create("gpures-bench", MFD_CLOEXEC);
+  if (memfd < 0 || ftruncate(memfd, GPURES_FIXTURE_DMA_BUF_HANDLE_ONE_OBJECT_FD0_SIZE) != 0)
+    die("memfd_create", -1);
 #endif
-  gpures_dma_buf_handle_desc dma = {.struct_size = sizeof dma,
-                                    .num_fds = 1,
-                                    .fds = {memfd},
-                                    .fourcc = 0x3231564e, /* NV12 */
-                                    .width = 64,
-                                    .height = 48,
-                                    .num_planes = 2,
-                                    .planes = {{0, 0, 64}, {0, 64 * 48, 64}}};
-  gpures_cuda_ptr_2d_desc cuda = {.struct_size = sizeof cuda,
-                                  .ptr = 0x7f0000000000ull,
-                                  .row_pitch = 2048,
-                                  .num_plane_byte_offsets = 2,
-                                  .plane_byte_offsets = {0, 2048ull * 1080},
-                                  .width = 1920,
-                                  .height = 1080};
-  gpures_wgpu_texture_desc wgpu = {sizeof wgpu, 0, 1, 64, 64, 1, 1, 1,
-                                   enum_value(GPURES_ENUM_WGPU_TEXTURE_DIMENSION, "2d"),
-                                   enum_value(GPURES_ENUM_WGPU_TEXTURE_FORMAT, "rgba8unorm"), 0x10};
+  gpures_dma_buf_handle_desc dma = gpures_fixture_dma_buf_handle_one_object(memfd);
+  gpures_cuda_ptr_2d_desc cuda = gpures_fixture_cuda_ptr_2d();
+  gpures_wgpu_texture_desc wgpu = gpures_fixture_wgpu_texture();
   kind_case kinds[] = {
       {"CpuBytes", GPURES_KIND_CPU_BYTES, &cpu, NULL, sizeof cpu},
       {"VkImage", GPURES_KIND_VK_IMAGE, &vk_image, NULL, sizeof vk_image},

@@ -31,36 +31,12 @@
 **     ALLOW_UNSEALED) a memfd sealed against shrinking or not a plain file;
 **     its release closes them all, and the open fds are as before.
 */
-#ifndef _GNU_SOURCE
-#  define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define FUZZ_NAME "fuzz_channel"
+#include "fuzz.h"
+
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include "gpures.h"
-
-#ifndef FUZZ_FAIL
-#  define FUZZ_FAIL(...)                                                  \
-    do {                                                                  \
-      fprintf(stderr, "fuzz_channel: %s:%d: ", __FILE__, __LINE__);       \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fprintf(stderr, "\n  last error: %s\n", gpures_last_error());       \
-      abort();                                                            \
-    } while (0)
-#endif
-#define FUZZ_EXPECT(cond, ...)           \
-  do {                                   \
-    if (!(cond)) FUZZ_FAIL(__VA_ARGS__); \
-  } while (0)
 
 /* The wire header gpures sends (native/src/channel.h; kept in step by the C tests). */
 typedef struct wire_header {
@@ -116,9 +92,6 @@ static void fuzz_setup(void) {
     if (fz.own[k] < -1 || (fz.own[k] == -1 && k != K_SEALABLE && k != K_EMPTY)) abort();
   fz.ready = 1;
 }
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -235,26 +208,7 @@ static void repair(unsigned char *msg, size_t len, uint8_t flags, uint32_t nfds)
 
 /* sendmsg() of one datagram with `fds` attached, as the peer. */
 static void send_datagram(const unsigned char *msg, size_t len, const int *fds, uint32_t nfds) {
-  struct iovec iov = {(void *)msg, len};
-  union {
-    struct cmsghdr align;
-    unsigned char bytes[CMSG_SPACE(sizeof(int) * 8)];
-  } c;
-  memset(&c, 0, sizeof c);
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (nfds) {
-    mh.msg_control = c.bytes;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-  }
-  if (sendmsg(fz.pair[0], &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
+  if (send_with_fds(fz.pair[0], msg, len, fds, nfds, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
     perror("fuzz_channel: sendmsg");
     abort();
   }

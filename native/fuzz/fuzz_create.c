@@ -18,6 +18,9 @@
 ** other field (sizes, counts, flags, enums, pointers, struct_size) stays as
 ** fuzzed, though a header bit can map enums to named values and drop unknown
 ** flag bits so that the fuzzer also reaches the paths behind validation.
+** The seeds native/fuzz/corpus/fixture-* are every kind's valid descriptor
+** (tools/fixtures.ts, written by tools/gen_fixtures.ts) with a header that
+** asks for a full life: they start the fuzzer past validation.
 **
 ** Besides the sanitizers' own reports, the target checks what gpures
 ** promises (SPEC sections 4-6) and aborts when a promise is broken:
@@ -38,34 +41,8 @@
 ** FUZZ_FAIL) and replays native/fuzz/regressions/: the inputs that once broke
 ** one of these rules. docs/reliability.md has the runs and what they found.
 */
-#ifndef _GNU_SOURCE
-#  define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include "gpures.h"
-
-/* How a broken promise is reported: abort() for libFuzzer, a counted failure in the C tests. */
-#ifndef FUZZ_FAIL
-#  define FUZZ_FAIL(...)                                                  \
-    do {                                                                  \
-      fprintf(stderr, "fuzz_create: %s:%d: ", __FILE__, __LINE__);        \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fprintf(stderr, "\n  last error: %s\n", gpures_last_error());       \
-      abort();                                                            \
-    } while (0)
-#endif
-#define FUZZ_EXPECT(cond, ...)       \
-  do {                               \
-    if (!(cond)) FUZZ_FAIL(__VA_ARGS__); \
-  } while (0)
+#define FUZZ_NAME "fuzz_create"
+#include "fuzz.h"
 
 /* ---------------------------------------------------------- per-kind calls */
 
@@ -107,20 +84,11 @@ static struct {
   _Alignas(8) unsigned char gate_words[16]; /* word 0: the gate; +1 byte: a misaligned one */
 } fz;
 
-static int fuzz_memfd(long size) {
-  int fd = memfd_create("gpures-fuzz", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, size) != 0) {
-    perror("fuzz_create: memfd_create");
-    abort();
-  }
-  return fd;
-}
-
 static void fuzz_setup(void) {
   if (fz.ready) return;
-  fz.small_fd = fuzz_memfd(4096);
-  fz.big_fd = fuzz_memfd(1 << 20);
-  fz.empty_fd = fuzz_memfd(0);
+  fz.small_fd = make_memfd(4096, 1);
+  fz.big_fd = make_memfd(1 << 20, 1);
+  fz.empty_fd = make_memfd(0, 1);
   if (pipe2(fz.pipe_fds, O_CLOEXEC) != 0) abort();
   if (gpures_event_queue_open(&fz.queue) != GPURES_OK) abort();
   fz.ready = 1;
@@ -139,9 +107,6 @@ void fuzz_teardown(void) {
   fz.ready = 0;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -149,11 +114,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
-static int fd_open(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
-static int fd_closed(int fd) {
-  errno = 0;
-  return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
-}
 
 /* ------------------------------------------------------------- the input */
 
@@ -541,7 +501,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_EXPECT(pending == 0, "a failed create posted %u events", pending);
     FUZZ_EXPECT(probe.releases == 0, "a failed create ran the keep-alive");
     for (int i = 0; i < fresh.n; i++) {
-      FUZZ_EXPECT(fd_open(fresh.fd[i]), "a failed create closed the caller's fd %d", fresh.fd[i]);
+      FUZZ_EXPECT(fd_is_open(fresh.fd[i]), "a failed create closed the caller's fd %d", fresh.fd[i]);
       close(fresh.fd[i]);
     }
     free(desc);
@@ -561,7 +521,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int n_handle_fds = owned_fds(kind, held, handle_fds);
   for (int i = 0; i < n_handle_fds; i++) {
     int fd = handle_fds[i];
-    FUZZ_EXPECT(fd > 2 && fd_open(fd) && (fcntl(fd, F_GETFD) & FD_CLOEXEC),
+    FUZZ_EXPECT(fd > 2 && fd_is_open(fd) && (fcntl(fd, F_GETFD) & FD_CLOEXEC),
                 "the handle's fd %d must be open, close-on-exec, not stdio", fd);
   }
   /* Fresh fds the handle adopted are its own now; the rest stay ours. */
@@ -654,8 +614,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       _Alignas(8) unsigned char sink[FUZZ_DESC_MAX];
       FUZZ_EXPECT(gpures_clone(forged) != GPURES_OK, "clone of forged 0x%llx (of 0x%llx) succeeded",
                   (unsigned long long)forged, (unsigned long long)h);
-      FUZZ_EXPECT(gpures_release(forged) != GPURES_OK, "release of forged 0x%llx succeeded",
-                  (unsigned long long)forged);
+      FUZZ_EXPECT((gpures_release(forged) == GPURES_OK) == (forged == 0), /* release(0): no-op */
+                  "release of forged 0x%llx: wrong status", (unsigned long long)forged);
       FUZZ_EXPECT(gpures_refcount(forged, &n) != GPURES_OK, "refcount of a forged handle");
       FUZZ_EXPECT(gpures_describe(forged, sink, sizeof sink) != GPURES_OK, "describe of forged");
       FUZZ_EXPECT(gpures_describe_json(forged, json, sizeof json, &length) != GPURES_OK,
@@ -691,7 +651,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_EXPECT(n_copy == n_handle_fds, "the copy has %d fds, not %d", n_copy, n_handle_fds);
       FUZZ_EXPECT(gpures_release(again) == GPURES_OK, "release of the copy");
       for (int i = 0; i < n_copy; i++)
-        FUZZ_EXPECT(fd_closed(copy_fds[i]), "the copy's fd %d outlived it", copy_fds[i]);
+        FUZZ_EXPECT(fd_is_closed(copy_fds[i]), "the copy's fd %d outlived it", copy_fds[i]);
     }
   }
 
@@ -707,9 +667,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_EXPECT(gpures_clone(h) == GPURES_E_STALE, "clone after the last release");
   FUZZ_EXPECT(gpures_live_handles(0) == live_before, "live count after the last release");
   for (int i = 0; i < n_handle_fds; i++)
-    FUZZ_EXPECT(fd_closed(handle_fds[i]), "fd %d outlived its handle", handle_fds[i]);
+    FUZZ_EXPECT(fd_is_closed(handle_fds[i]), "fd %d outlived its handle", handle_fds[i]);
   for (int i = 0; i < fresh.n; i++)
-    if (fresh.fd[i] < 0) FUZZ_EXPECT(fd_closed(-1 - fresh.fd[i]), "an adopted fd outlived its handle");
+    if (fresh.fd[i] < 0) FUZZ_EXPECT(fd_is_closed(-1 - fresh.fd[i]), "an adopted fd outlived its handle");
 
   gpures_event events[4];
   uint32_t n_events = 0;

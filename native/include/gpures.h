@@ -96,12 +96,19 @@ GPURES_API int gpures_last_status(void);
 
 /* ------------------------------------------------------------------ kinds */
 
-/* Resource kinds: GPURES_KIND_D3D11_TEXTURE = 1 ... GPURES_KIND_WGPU_TEXTURE = 20. */
+/*
+** Resource kinds: GPURES_KIND_D3D11_TEXTURE = 1 ... GPURES_KIND_WGPU_TEXTURE = 20.
+** GPURES_KIND_MAX (20) counts the rows of the list, whose ids are 1 .. MAX in
+** order (the library asserts it), so it is also the highest id. The same
+** holds for GPURES_ENUM_SET_MAX and GPURES_PF_MAX below.
+*/
 enum {
 #define GPURES__KIND_ENUM(id, UPPER, snake, Name, own, os) GPURES_KIND_##UPPER = id,
   GPURES_KIND_LIST(GPURES__KIND_ENUM)
 #undef GPURES__KIND_ENUM
-  GPURES_KIND_MAX = 20
+#define GPURES__KIND_ROW(id, UPPER, snake, Name, own, os) +1
+  GPURES_KIND_MAX = 0 GPURES_KIND_LIST(GPURES__KIND_ROW) /* 20 */
+#undef GPURES__KIND_ROW
 };
 
 /* Operating-system bits: GPURES_OS_LINUX, GPURES_OS_WINDOWS, ... */
@@ -148,7 +155,9 @@ enum {
 #define GPURES__ENUM_SET_ENUM(id, UPPER, Name) GPURES_ENUM_##UPPER = id,
   GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ENUM)
 #undef GPURES__ENUM_SET_ENUM
-  GPURES_ENUM_SET_MAX = 6
+#define GPURES__ENUM_SET_ROW(id, UPPER, Name) +1
+  GPURES_ENUM_SET_MAX = 0 GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ROW) /* 6 */
+#undef GPURES__ENUM_SET_ROW
 };
 
 /* One named value of an enumeration set. */
@@ -174,7 +183,9 @@ enum {
 #define GPURES__PF_ENUM(id, UPPER, Name) GPURES_PF_##UPPER = id,
   GPURES_PIXEL_FORMAT_LIST(GPURES__PF_ENUM)
 #undef GPURES__PF_ENUM
-  GPURES_PF_MAX = 48
+#define GPURES__PF_ROW(id, UPPER, Name) +1
+  GPURES_PF_MAX = 0 GPURES_PIXEL_FORMAT_LIST(GPURES__PF_ROW) /* 48 */
+#undef GPURES__PF_ROW
 };
 
 /* Pixel format flags. */
@@ -283,7 +294,12 @@ GPURES_API int gpures_create(uint32_t kind, const void *desc, const gpures_creat
                              gpures_handle *out_handle);
 /* Takes one more reference (an atomic increment). */
 GPURES_API int gpures_clone(gpures_handle handle);
-/* Drops one reference; the last one frees the slot, closes owned fds, runs the keep-alive. */
+/*
+** Drops one reference; the last one frees the slot, closes owned fds, runs the
+** keep-alive. Releasing 0 does nothing and returns GPURES_OK, as free(NULL)
+** does, so cleanup paths need no test; clone, describe and the rest still
+** refuse 0 with GPURES_E_NULL_HANDLE.
+*/
 GPURES_API int gpures_release(gpures_handle handle);
 /*
 ** Copies the handle's descriptor into `out`, which holds `out_size` bytes
@@ -638,7 +654,8 @@ typedef struct gpures_wgpu_texture_desc {
 ** For every kind: gpures_<kind>_create(desc, options, &handle),
 ** gpures_<kind>_clone(handle), gpures_<kind>_describe(handle, &desc) and
 ** gpures_<kind>_release(handle). The kind-specific forms return
-** GPURES_E_WRONG_KIND for a handle of another kind.
+** GPURES_E_WRONG_KIND for a handle of another kind; gpures_<kind>_release(0),
+** like gpures_release(0), does nothing and returns GPURES_OK.
 **
 ** gpures_<kind>_describe() fills a struct whose size the caller sets in
 ** desc.struct_size first: sizeof the struct, or an older struct's size (it

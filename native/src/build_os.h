@@ -1,8 +1,10 @@
 /*
 ** build_os.h: GPURES__BUILD_OS, the GPURES_OS_* bit of the OS the compiler
-** targets. kinds.c gates the kinds with it; native/tests/test_platform.c
-** checks the kind table against it at compile time, so compiling that file
-** for a target (clang -target x86_64-apple-darwin) checks its gating.
+** targets. kinds/kind_table.c gates the kinds with it;
+** native/tests/test_platform.c checks the kind table against it at compile
+** time, so compiling that file for a target (clang -target
+** x86_64-apple-darwin) checks its gating. It stays beside internal.h, where
+** that test includes it from.
 */
 #ifndef GPURES_BUILD_OS_H
 #define GPURES_BUILD_OS_H

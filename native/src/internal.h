@@ -1,4 +1,34 @@
-/* internal.h: declarations shared by gpures's sources; not installed. */
+/*
+** internal.h: declarations shared by gpures's sources; not installed.
+**
+** The sources are layered, one folder a layer. A layer calls only the layers
+** below it, never one above (kinds/ and events/ do not call each other):
+**
+**   channel/  handles sent to another process: sockets, the wire format, the
+**             checks a received message passes (POSIX; windows.c refuses)
+**   map/      CPU mappings of owned fds, the ArrayBuffers over them, and which
+**             fds may back a frame (received ones too)
+**   table/    handles: the generation-checked slot table, create, clone,
+**             release, describe, the per-handle operations, the per-kind
+**             entry points, JSON (table/table.h lists its files)
+**   kinds/    what a descriptor of each kind holds: the kind table, the field
+**             rows and what walks them, one file per family of kinds
+**   events/   event queues, through which hosts learn of last releases
+**   enums/    the named values descriptors store, and pixel format layouts
+**   core/     the thread's last error, allocation
+**   os/       the platform: fds, a lock, the thread-exit hook, errno names
+**
+** Where a frame goes: gpures_create() (table/handles.c) checks the struct
+** sizes (table/struct_size.c), validates the descriptor through its kind's
+** rows (kinds/fields.c) and checks (kinds/<family>.c), takes its fds
+** (table/fds.c) and fills a slot (table/slots.c). Clone and release are the
+** pin and unpin of table/table.h; describe copies the slot's descriptor out
+** (table/handles.c, table/describe_json.c). The last release
+** (table/slots.c) closes the fds, runs the keep-alive and posts RELEASED
+** (events/). gpures_map() is map/mappings.c; gpures_channel_send() and
+** _receive() are channel/messages.c, which encode and decode through
+** channel/wire.c.
+*/
 #ifndef GPURES_INTERNAL_H
 #define GPURES_INTERNAL_H
 
@@ -13,7 +43,67 @@
 #define GPURES__LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define GPURES__MEMBER_SIZE(T, m) sizeof(((T *)0)->m)
 
-/* ------------------------------------------------------------- errors */
+#if defined(_MSC_VER)
+#  define GPURES__THREAD_LOCAL __declspec(thread)
+#else
+#  define GPURES__THREAD_LOCAL _Thread_local
+#endif
+
+/* For data one file defines and others read on hot paths: reached directly, not through the GOT. */
+#if defined(__GNUC__) && !defined(_WIN32)
+#  define GPURES__HIDDEN __attribute__((visibility("hidden")))
+#else
+#  define GPURES__HIDDEN
+#endif
+
+/*
+** For static checks that a list of gpures_lists.h numbers its rows 1, 2, ...
+** N in order, N being its *_MAX (the tables index by id - 1):
+**   enum { LIST(GPURES__POSITION) ROWS };  gives each row its position,
+**   LIST(GPURES__IN_ORDER)                 asserts id == position + 1.
+** (Two lists checked in one file must not share an UPPER name.)
+*/
+#define GPURES__POSITION(id, UPPER, ...) GPURES__AT_##UPPER,
+#define GPURES__IN_ORDER(id, UPPER, ...) \
+  _Static_assert(id == GPURES__AT_##UPPER + 1, #UPPER " is out of order in its list");
+
+/* ------------------------------------------------------------------ os/ */
+
+/* A lock that is cheap when uncontended. */
+typedef struct gpures__lock {
+  atomic_flag flag;
+} gpures__lock;
+void gpures__lock_acquire(gpures__lock *l);
+void gpures__lock_release(gpures__lock *l);
+
+/* A close-on-exec duplicate of fd, or -1 with errno set. */
+int gpures__fd_dup(int fd);
+/* Marks fd close-on-exec; 0 on success, -1 with errno set. */
+int gpures__fd_adopt(int fd);
+void gpures__fd_close(int fd);
+/* The fd's size in bytes when it can be read without side effects, else -1. */
+int64_t gpures__fd_size(int fd);
+/* 1 when fd names an open file, else 0. */
+int gpures__fd_valid(int fd);
+/*
+** One pointer per thread: when a thread exits with it set (not NULL),
+** at_exit(it) runs on that thread (POSIX: a pthread key's destructor;
+** Windows: an FLS callback). Every call passes the same at_exit. The
+** library's unload disarms it. _set returns 0, or an errno value.
+*/
+void *gpures__thread_exit_value(void);
+int gpures__thread_exit_value_set(void *value, void (*at_exit)(void *value));
+/*
+** errno's symbolic name, "EMFILE", for messages a person can act on (the
+** symbol is what they search for; strerror's text varies by libc and locale).
+** An unknown value gives "errno N" in a per-thread buffer that this thread's
+** next call overwrites; known names are static.
+*/
+const char *gpures__errno_name(int err);
+/* A few words on what err means, "the process has no free file descriptors"; static. */
+const char *gpures__errno_meaning(int err);
+
+/* ---------------------------------------------------------------- core/ */
 
 /* What a failing call was doing, for the "Cannot <verb> <Kind>: ..." text. */
 typedef struct gpures__op {
@@ -36,25 +126,58 @@ int gpures__os_fail(gpures__op op, const char *field, const char *what, int err)
 ** caller wants "Cannot send X: ...".
 */
 int gpures__refail(gpures__op op, int status);
+/* "DmaBufHandle" for its id; "handle" for any other value. */
+const char *gpures__kind_name(uint32_t kind);
+/*
+** OUT_OF_MEMORY for a table whose entries retire after their last generation
+** (handle slots, event queues) and which has none free: "all N <what> (M
+** more were retired after their last generation); <advice>".
+*/
+int gpures__fail_table_full(gpures__op op, uint32_t capacity, uint32_t retired, const char *what,
+                            const char *advice);
 
-/* ------------------------------------------------------------ variants */
+/* Every allocation goes through here so tests can make it fail. */
+void *gpures__alloc(size_t size);
+void *gpures__realloc(void *p, size_t size);
+void gpures__free(void *p);
 
-/* What differs between kinds; one per kind, defined in variants/<family>.c. */
+/* --------------------------------------------------------------- kinds/ */
+
+/* What differs between kinds; one per kind, defined in kinds/<family>.c. */
 typedef struct gpures__variant {
   const gpures_field_info *fields;
   uint32_t num_fields;
   uint32_t desc_size;
   /* Checks what the field rows cannot say; NULL when they say it all. */
   int (*validate)(gpures__op op, const void *desc);
+  /*
+  ** GPURES_OWNED in the kind list: the kind has fd rows, which create takes and
+  ** the last release closes. Only such kinds may have fd rows: the table skips
+  ** the fd work for every other kind.
+  */
+  bool owns_fds;
 } gpures__variant;
+
+/* The kind list's ownership column by snake name, for GPURES__VARIANT. */
+enum {
+#define GPURES__OWNS_FDS(id, UPPER, snake, Name, own, os) \
+  GPURES__OWNS_FDS_##snake = GPURES_##own == GPURES_OWNED,
+  GPURES_KIND_LIST(GPURES__OWNS_FDS)
+#undef GPURES__OWNS_FDS
+};
 
 #define GPURES__VARIANT_DECL(id, UPPER, snake, Name, own, os) \
   extern const gpures__variant gpures__variant_##snake;
 GPURES_KIND_LIST(GPURES__VARIANT_DECL)
 #undef GPURES__VARIANT_DECL
 
-const gpures__variant *gpures__variant_of(uint32_t kind);
-const char *gpures__kind_name(uint32_t kind);
+/* The variants by kind id; entry 0 is NULL (kinds/kind_table.c). */
+extern GPURES__HIDDEN const gpures__variant *const gpures__variants[GPURES_KIND_MAX + 1];
+
+/* The variant of a kind id, or NULL when no kind has that id. Inline: create asks it twice. */
+static inline const gpures__variant *gpures__variant_of(uint32_t kind) {
+  return kind >= 1 && kind <= GPURES_KIND_MAX ? gpures__variants[kind] : NULL;
+}
 
 /* Field-row builders for the variant tables. */
 #define GPURES__ROW(T, m, path_, type_, zero_, flags_, doc_)                                   \
@@ -85,9 +208,8 @@ const char *gpures__kind_name(uint32_t kind);
 
 #define GPURES__VARIANT(snake, fields_, validate_)                                             \
   const gpures__variant gpures__variant_##snake = {                                            \
-      fields_, (uint32_t)GPURES__LEN(fields_), (uint32_t)sizeof(gpures_##snake##_desc), validate_}
-
-/* ------------------------------------------------------------- fields */
+      fields_, (uint32_t)GPURES__LEN(fields_), (uint32_t)sizeof(gpures_##snake##_desc), validate_, \
+      GPURES__OWNS_FDS_##snake}
 
 /* Element i of a field as an unsigned 64-bit value (signed ones sign-extended). */
 uint64_t gpures__field_get(const gpures_field_info *f, const void *desc, uint32_t i);
@@ -105,80 +227,24 @@ int gpures__check_slot_release(gpures__op op, uint32_t flags, const gpures_slot_
 /* A field row by path, or NULL. */
 const gpures_field_info *gpures__field_find(const gpures__variant *v, const char *path);
 
-/* ------------------------------------------------------------ os layer */
-
-/* A lock that is cheap when uncontended. */
-typedef struct gpures__lock {
-  atomic_flag flag;
-} gpures__lock;
-void gpures__lock_acquire(gpures__lock *l);
-void gpures__lock_release(gpures__lock *l);
-
-/* A close-on-exec duplicate of fd, or -1 with errno set. */
-int gpures__fd_dup(int fd);
-/* Marks fd close-on-exec; 0 on success, -1 with errno set. */
-int gpures__fd_adopt(int fd);
-void gpures__fd_close(int fd);
-/* The fd's size in bytes when it can be read without side effects, else -1. */
-int64_t gpures__fd_size(int fd);
-/* 1 when fd names an open file, else 0. */
-int gpures__fd_valid(int fd);
-/*
-** One pointer per thread: when a thread exits with it set (not NULL),
-** gpures__event_thread_exit(it) runs on that thread (POSIX: a pthread key's
-** destructor; Windows: an FLS callback). The library's unload disarms it.
-** _set returns 0, or an errno value.
-*/
-void *gpures__thread_exit_value(void);
-int gpures__thread_exit_value_set(void *value);
-/*
-** errno's symbolic name, "EMFILE", for messages a person can act on (the
-** symbol is what they search for; strerror's text varies by libc and locale).
-** An unknown value gives "errno N" in a per-thread buffer that this thread's
-** next call overwrites; known names are static.
-*/
-const char *gpures__errno_name(int err);
-/* A few words on what err means, "the process has no free file descriptors"; static. */
-const char *gpures__errno_meaning(int err);
-
-/* ------------------------------------------------------ frames and maps */
-
-/*
-** Refuses an fd that cannot back a frame (a pipe, a socket, a directory, a
-** device), or whose memory could shrink under a mapping: a regular file or a
-** memfd not sealed with F_SEAL_SHRINK (one that allows sealing is sealed),
-** unless allow_unsealed. frame_fd.c says why.
-*/
-int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_unsealed);
-/* gpures_map(), also giving the mapping's id (never reused). */
-int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
-                uint64_t *out_size, uint64_t *out_id);
-/* Ends the mapping with this id if it is still live; nothing otherwise. */
-void gpures__unmap_id(uint64_t id);
-
-/* ------------------------------------------------------------- events */
+/* -------------------------------------------------------------- events/ */
 
 /* Posts an event; GPURES_E_OUT_OF_MEMORY when the queue cannot grow. */
 int gpures__event_post(uint32_t queue, uint64_t token, uint32_t type);
 /* Reserves room for one RELEASED event, so that the last release cannot fail. */
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
-/* Closes the queues the exiting thread bound; the os layer's thread-exit hook calls it. */
-void gpures__event_thread_exit(void *bound);
 
-/* ------------------------------------------------------------- handles */
+/* --------------------------------------------------------------- table/ */
 
 /* The largest descriptor of any kind, in bytes. */
 #define GPURES__DESC_MAX 256
 /* Copies a live handle's kind, refcount (not counting this call) and descriptor. */
 int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t *refcount,
                      void *desc /* GPURES__DESC_MAX bytes */);
-int gpures__clone_kind(gpures_handle h, uint32_t kind);
-int gpures__release_kind(gpures_handle h, uint32_t kind);
-int gpures__describe_kind(gpures_handle h, uint32_t kind, void *out);
 
 /*
-** Test hooks (exported for the C tests, as alloc.c's are; not in gpures.h).
+** Test hooks (exported for the C tests, as core/alloc.c's are; not in gpures.h).
 ** gpures__test_set_next_generation(g): the next create gets generation g, as
 ** if its slot had served g - 1 handles (single-threaded use only).
 ** gpures__test_retired_slots(): slots retired after their last generation.
@@ -186,11 +252,19 @@ int gpures__describe_kind(gpures_handle h, uint32_t kind, void *out);
 GPURES_API void gpures__test_set_next_generation(uint32_t generation);
 GPURES_API uint32_t gpures__test_retired_slots(void);
 
-/* ----------------------------------------------------------- allocation */
+/* ----------------------------------------------------------------- map/ */
 
-/* Every allocation goes through here so tests can make it fail. */
-void *gpures__alloc(size_t size);
-void *gpures__realloc(void *p, size_t size);
-void gpures__free(void *p);
+/*
+** Refuses an fd that cannot back a frame (a pipe, a socket, a directory, a
+** device), or whose memory could shrink under a mapping: a regular file or a
+** memfd not sealed with F_SEAL_SHRINK (one that allows sealing is sealed),
+** unless allow_unsealed. map/frame_fd.c says why.
+*/
+int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_unsealed);
+/* gpures_map(), also giving the mapping's id (never reused). */
+int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
+                uint64_t *out_size, uint64_t *out_id);
+/* Ends the mapping with this id if it is still live; nothing otherwise. */
+void gpures__unmap_id(uint64_t id);
 
 #endif /* GPURES_INTERNAL_H */

@@ -1,5 +1,9 @@
 /*
 ** fd_util.h: file-descriptor helpers for the tests that use memfds (Linux).
+** The DMA-BUF and VkOpaqueFd descriptors over them come from fixtures.gen.h:
+** gpures_fixture_dma_buf_handle(luma, chroma) (NV12 64x64, plane 0 in 4096
+** bytes, plane 1 in 2048), gpures_fixture_dma_buf_handle_rgba(fd) (RGBA
+** 32x32 in one object of 4096 bytes), gpures_fixture_vk_opaque_fd(fd).
 */
 #ifndef GPURES_TEST_FD_UTIL_H
 #define GPURES_TEST_FD_UTIL_H
@@ -13,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fixtures.gen.h"
 #include "gpures.h"
 
 /* A memfd of `size` bytes; close-on-exec only when `cloexec`. Aborts on failure. */
@@ -63,39 +69,36 @@ static inline int count_open_fds(void) {
   return n; /* counts the directory's own fd too, the same way every time */
 }
 
+/* sendmsg() of `len` bytes with up to 32 fds attached (SCM_RIGHTS); what sendmsg returns. */
+static inline ssize_t send_with_fds(int sock, const void *bytes, size_t len, const int *fds,
+                                    size_t nfds, int flags) {
+  struct iovec iov = {(void *)bytes, len};
+  union {
+    struct cmsghdr align;
+    unsigned char bytes[CMSG_SPACE(sizeof(int) * 32)];
+  } c;
+  if (nfds > 32) {
+    errno = EINVAL;
+    return -1;
+  }
+  memset(&c, 0, sizeof c);
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (nfds) {
+    mh.msg_control = c.bytes;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+  }
+  return sendmsg(sock, &mh, flags);
+}
+
 #define FOURCC(a, b, c, d) \
   ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-
-/* An RgbaU8 32x32 frame in one object of 4096 bytes. */
-static inline gpures_dma_buf_handle_desc rgba_dma_buf(int fd) {
-  gpures_dma_buf_handle_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.num_fds = 1;
-  d.fds[0] = fd;
-  d.fourcc = FOURCC('A', 'B', '2', '4');
-  d.width = 32;
-  d.height = 32;
-  d.num_planes = 1;
-  d.planes[0] = (gpures_dma_buf_plane){0, 0, 128};
-  return d;
-}
-
-/* An NV12 64x64 frame: plane 0 in fds[0] (4096 bytes), plane 1 in fds[1] (2048). */
-static inline gpures_dma_buf_handle_desc nv12_dma_buf(int luma, int chroma) {
-  gpures_dma_buf_handle_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.num_fds = 2;
-  d.fds[0] = luma;
-  d.fds[1] = chroma;
-  d.fourcc = FOURCC('N', 'V', '1', '2');
-  d.width = 64;
-  d.height = 64;
-  d.num_planes = 2;
-  d.planes[0] = (gpures_dma_buf_plane){0, 0, 64};
-  d.planes[1] = (gpures_dma_buf_plane){1, 0, 64};
-  return d;
-}
 
 #endif /* GPURES_TEST_FD_UTIL_H */

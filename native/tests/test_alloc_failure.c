@@ -25,13 +25,6 @@
 void gpures__test_fail_alloc_after(int64_t n);
 uint64_t gpures__test_failed_allocs(void);
 
-#define GL_TEXTURE_2D 0x0DE1u
-#define GL_RGBA8 0x8058u
-#define GL_ARRAY_BUFFER 0x8892u
-#define DRM_NV12 0x3231564eu
-
-static unsigned char pixels[64 * 64 * 4];
-static _Alignas(8) uint64_t gate;
 static int memory_fd; /* 64 KiB; the fd kinds duplicate it or adopt duplicates of it */
 
 /* ------------------------------------------------------------ helpers */
@@ -48,107 +41,11 @@ typedef union any_desc {
 #undef DESC_MEMBER
 } any_desc;
 
-/* A valid descriptor of `kind` whose fds (if any) are `fd`. */
+/* kind's valid descriptor (fixtures.gen.h) whose fds (if any) are all `fd`. */
 static void fill(uint32_t kind, any_desc *u, int fd) {
-  memset(u, 0, sizeof *u);
-  switch (kind) {
-    case GPURES_KIND_D3D11_TEXTURE: u->d3d11_texture.texture = pixels; break;
-    case GPURES_KIND_D3D12_RESOURCE: u->d3d12_resource.resource = pixels; break;
-    case GPURES_KIND_D3D12_BUFFER_HANDLE:
-      u->d3d12_buffer_handle.resource = pixels;
-      u->d3d12_buffer_handle.size = 64;
-      break;
-    case GPURES_KIND_VK_IMAGE:
-      u->vk_image.image = 0x10;
-      u->vk_image.flags = GPURES_HAS_SLOT_RELEASE;
-      u->vk_image.slot_release.gate = &gate;
-      u->vk_image.slot_release.value = 3;
-      break;
-    case GPURES_KIND_VK_BUFFER_HANDLE:
-      u->vk_buffer_handle.buffer = 0x11;
-      u->vk_buffer_handle.size = 4096;
-      break;
-    case GPURES_KIND_VK_OPAQUE_FD:
-      u->vk_opaque_fd.fd = fd;
-      u->vk_opaque_fd.size = 65536;
-      u->vk_opaque_fd.width = 16;
-      u->vk_opaque_fd.height = 16;
-      u->vk_opaque_fd.format = GPURES_PF_RGBA_U8;
-      break;
-    case GPURES_KIND_CUDA_PTR_2D:
-      u->cuda_ptr_2d.ptr = 0x7f0000000000ull;
-      u->cuda_ptr_2d.row_pitch = 256;
-      break;
-    case GPURES_KIND_CUDA_BUFFER_HANDLE:
-      u->cuda_buffer_handle.ptr = 0x7f0000000000ull;
-      u->cuda_buffer_handle.size = 4096;
-      break;
-    case GPURES_KIND_CUDA_SURFACE:
-      u->cuda_surface.surface = 0x99;
-      u->cuda_surface.format = 18; /* rgba8unorm */
-      u->cuda_surface.width = 16;
-      u->cuda_surface.height = 16;
-      break;
-    case GPURES_KIND_OPEN_CL_MEM:
-      u->open_cl_mem.mem = pixels;
-      u->open_cl_mem.queue = pixels + 1;
-      break;
-    case GPURES_KIND_METAL_TEXTURE_HANDLE: u->metal_texture_handle.texture = pixels; break;
-    case GPURES_KIND_METAL_BUFFER_HANDLE: u->metal_buffer_handle.buffer = pixels; break;
-    case GPURES_KIND_GL_TEXTURE_HANDLE:
-      u->gl_texture_handle.name = 1;
-      u->gl_texture_handle.target = GL_TEXTURE_2D;
-      u->gl_texture_handle.internal_format = GL_RGBA8;
-      break;
-    case GPURES_KIND_GL_BUFFER_HANDLE:
-      u->gl_buffer_handle.name = 1;
-      u->gl_buffer_handle.target = GL_ARRAY_BUFFER;
-      u->gl_buffer_handle.size = 64;
-      break;
-    case GPURES_KIND_DMA_BUF_HANDLE: {
-      gpures_dma_buf_handle_desc *d = &u->dma_buf_handle;
-      d->num_fds = 2; /* the same memory twice: two fds to take and to give back */
-      d->fds[0] = d->fds[1] = fd;
-      d->fourcc = DRM_NV12;
-      d->width = 64;
-      d->height = 64;
-      d->num_planes = 2;
-      d->planes[0] = (gpures_dma_buf_plane){0, 0, 64};
-      d->planes[1] = (gpures_dma_buf_plane){1, 4096, 64};
-      break;
-    }
-    case GPURES_KIND_VAAPI_SURFACE: u->vaapi_surface.display = pixels; break;
-    case GPURES_KIND_CPU_BYTES:
-      u->cpu_bytes.ptr = pixels;
-      u->cpu_bytes.size = sizeof pixels;
-      u->cpu_bytes.row_pitch = 256;
-      u->cpu_bytes.format = GPURES_PF_RGBA_U8;
-      u->cpu_bytes.width = 64;
-      u->cpu_bytes.height = 64;
-      break;
-    case GPURES_KIND_CPU_PLANES:
-      u->cpu_planes.format = GPURES_PF_RGBA_U8;
-      u->cpu_planes.num_planes = 1;
-      u->cpu_planes.planes[0] = (gpures_cpu_plane){pixels, sizeof pixels, 256, 0};
-      break;
-    case GPURES_KIND_CPU_SHARED_SLOT:
-      u->cpu_shared_slot.size = 4096;
-      u->cpu_shared_slot.format = GPURES_PF_NV12;
-      break;
-    case GPURES_KIND_WGPU_TEXTURE:
-      u->wgpu_texture.token = 1;
-      u->wgpu_texture.width = 16;
-      u->wgpu_texture.height = 16;
-      u->wgpu_texture.depth_or_array_layers = 1;
-      u->wgpu_texture.mip_level_count = 1;
-      u->wgpu_texture.sample_count = 1;
-      u->wgpu_texture.dimension = 2; /* 2d */
-      u->wgpu_texture.format = 18;
-      break;
-  }
-  /* every descriptor starts with struct_size */
-  uint32_t size = gpures_kind_info_of(kind)->desc_size;
-  memcpy(u, &size, sizeof size);
+  int fds[GPURES_FIXTURE_MAX_FDS];
+  for (int i = 0; i < GPURES_FIXTURE_MAX_FDS; i++) fds[i] = fd;
+  gpures_fixture_fill(kind, u, fds);
 }
 
 static int owns_fds(uint32_t kind) {
@@ -156,17 +53,11 @@ static int owns_fds(uint32_t kind) {
 }
 
 static gpures_create_options options(probe *p, uint32_t queue, uint64_t token, uint32_t flags) {
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.flags = flags;
-  if (p) {
-    o.keep_alive.ctx = p;
-    o.keep_alive.release = probe_release;
-    o.keep_alive.mark_consumed = probe_consumed;
-  }
-  o.event_queue = queue;
-  o.event_token = token;
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .flags = flags,
+                             .event_queue = queue,
+                             .event_token = token};
+  if (p) o.keep_alive = (gpures_keep_alive){p, probe_release, probe_consumed};
   return o;
 }
 
@@ -482,8 +373,8 @@ static void mark_consumed_that_cannot_queue_its_event_fails_without_effect(void)
   CHECK_EQ(pr.consumed, 15);
   CHECK_EQ(gpures_event_queue_pending(q), 15);
   CHECK_OK(gpures_slot_release(h)); /* the rest of the handle works */
-  CHECK_EQ(gate, 3);
-  gate = 0;
+  CHECK_EQ(gpures_fixture_gate, gpures_fixture_vk_image().slot_release.value);
+  gpures_fixture_gate = 0;
   CHECK_OK(gpures_release(h)); /* and its last release still posts its event */
   gpures__test_fail_alloc_after(-1);
   CHECK_EQ(pr.releases, 1);

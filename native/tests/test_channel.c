@@ -49,6 +49,37 @@ static int frame_memfd(long size) {
   return fd;
 }
 
+/* A DmaBufHandle of an RGBA frame (fixtures.gen.h) over fd: 0, and a failed check, if refused. */
+static gpures_handle rgba_frame(int fd) {
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
+  gpures_handle h = 0;
+  CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
+  return h;
+}
+
+/* A connected channel pair; returns the open fd count from before it. */
+static int open_pair(int pair[2]) {
+  int base = count_open_fds();
+  CHECK_OK(gpures_channel_pair(pair));
+  return base;
+}
+
+/* Closes both ends: the open fd count must be back at `base`. */
+static void close_pair(int pair[2], int base) {
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/*
+** `prefix`-<pid>: a socket path of this process's own. A path in the file
+** system gets ".sock" and no file left at it; "@..." is an abstract name.
+*/
+static void socket_path(char *out, size_t size, const char *prefix) {
+  snprintf(out, size, "%s-%d%s", prefix, (int)getpid(), prefix[0] == '@' ? "" : ".sock");
+  if (prefix[0] != '@') unlink(out);
+}
+
 static int patterned_memfd(long size, unsigned char seed) {
   int fd = frame_memfd(size);
   unsigned char buf[256];
@@ -71,26 +102,7 @@ static int has_pattern(int fd, long size, unsigned char seed) {
 
 /* Sends raw bytes with fds attached, as a hostile peer would. */
 static void send_raw(int fd, const void *bytes, size_t len, const int *fds, size_t nfds) {
-  struct iovec iov = {(void *)bytes, len};
-  union {
-    struct cmsghdr align;
-    unsigned char bytes[CMSG_SPACE(sizeof(int) * 32)];
-  } c;
-  memset(&c, 0, sizeof c);
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (nfds) {
-    mh.msg_control = c.bytes;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-  }
-  if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0) {
+  if (send_with_fds(fd, bytes, len, fds, nfds, MSG_NOSIGNAL) < 0) {
     perror("sendmsg");
     abort();
   }
@@ -134,10 +146,8 @@ static void refused_with(int sender, int receiver, const message *m, size_t len,
 
   /* The channel survives: a good handle still goes through. */
   int fd = patterned_memfd(4096, 3);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle good = 0, got = 0;
+  gpures_handle good = rgba_frame(fd), got = 0;
   uint32_t sent = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &good));
   CHECK_OK(gpures_channel_send(sender, good, 0, &sent));
   CHECK_OK(gpures_channel_receive(receiver, 0, &got));
   CHECK(got != 0);
@@ -166,8 +176,9 @@ static void round_trip_over_a_socketpair_moves_the_fds_and_the_layout(void) {
   CHECK(fd_is_cloexec(pair[0]) && fd_is_cloexec(pair[1]));
   CHECK(fcntl(pair[0], F_GETFL) & O_NONBLOCK);
 
-  int luma = patterned_memfd(4096, 1), chroma = patterned_memfd(2048, 2);
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(luma, chroma);
+  int luma = patterned_memfd(GPURES_FIXTURE_DMA_BUF_HANDLE_FD0_SIZE, 1);
+  int chroma = patterned_memfd(GPURES_FIXTURE_DMA_BUF_HANDLE_FD1_SIZE, 2);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(luma, chroma);
   d.modifier = 0;
   gpures_handle mine = 0, theirs = 0;
   uint32_t sent = 0;
@@ -187,8 +198,8 @@ static void round_trip_over_a_socketpair_moves_the_fds_and_the_layout(void) {
   CHECK_OK(gpures_dma_buf_handle_describe(theirs, (b.struct_size = sizeof b, &b)));
   CHECK_EQ(b.num_fds, 2);
   CHECK_EQ(b.fourcc, a.fourcc);
-  CHECK_EQ(b.width, 64);
-  CHECK_EQ(b.height, 64);
+  CHECK_EQ(b.width, d.width);
+  CHECK_EQ(b.height, d.height);
   CHECK_EQ(b.num_planes, 2);
   CHECK(memcmp(b.planes, a.planes, sizeof a.planes) == 0);
   /* New fds of the same memory, owned by the new handle, close-on-exec. */
@@ -197,8 +208,8 @@ static void round_trip_over_a_socketpair_moves_the_fds_and_the_layout(void) {
     CHECK(same_file(b.fds[i], a.fds[i]));
     CHECK(fd_is_cloexec(b.fds[i]));
   }
-  CHECK(has_pattern(b.fds[0], 4096, 1));
-  CHECK(has_pattern(b.fds[1], 2048, 2));
+  CHECK(has_pattern(b.fds[0], GPURES_FIXTURE_DMA_BUF_HANDLE_FD0_SIZE, 1));
+  CHECK(has_pattern(b.fds[1], GPURES_FIXTURE_DMA_BUF_HANDLE_FD1_SIZE, 2));
   CHECK_EQ(gpures_live_handles(0), live + 2);
 
   /* The receiver's handle closes its fds on its last release; the sender's are its own. */
@@ -216,25 +227,10 @@ static void round_trip_over_a_socketpair_moves_the_fds_and_the_layout(void) {
 }
 
 static void vk_opaque_fd_crosses_without_its_slot_release(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   int fd = patterned_memfd(8192, 9);
-  static uint64_t gate;
-  gpures_vk_opaque_fd_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.flags = GPURES_HAS_SLOT_RELEASE;
-  d.fd = fd;
+  gpures_vk_opaque_fd_desc d = gpures_fixture_vk_opaque_fd(fd); /* with a slot release */
   d.size = 8192;
-  d.memory_type_index = 3;
-  d.offset = 256;
-  d.dedicated = 1;
-  d.width = 32;
-  d.height = 16;
-  d.format = GPURES_PF_RGBA_U8;
-  for (int i = 0; i < 16; i++) d.device_uuid[i] = (uint8_t)(0xa0 + i);
-  d.slot_release = (gpures_slot_release_desc){&gate, 42};
   gpures_handle mine = 0, theirs = 0;
   uint32_t sent = 0;
   CHECK_OK(gpures_create(GPURES_KIND_VK_OPAQUE_FD, &d, NULL, &mine));
@@ -247,25 +243,24 @@ static void vk_opaque_fd_crosses_without_its_slot_release(void) {
   CHECK(got.slot_release.gate == NULL);
   CHECK_EQ(got.slot_release.value, 0);
   CHECK_EQ(got.size, 8192);
-  CHECK_EQ(got.memory_type_index, 3);
-  CHECK_EQ(got.offset, 256);
+  CHECK_EQ(got.memory_type_index, d.memory_type_index);
+  CHECK_EQ(got.offset, d.offset);
   CHECK_EQ(got.dedicated, 1);
-  CHECK_EQ(got.width, 32);
-  CHECK_EQ(got.height, 16);
+  CHECK_EQ(got.width, d.width);
+  CHECK_EQ(got.height, d.height);
   CHECK_EQ(got.format, GPURES_PF_RGBA_U8);
   CHECK(memcmp(got.device_uuid, d.device_uuid, 16) == 0);
   CHECK(same_file(got.fd, fd) && got.fd != fd);
   CHECK(has_pattern(got.fd, 8192, 9));
+  gpures_fixture_gate = 0;
   CHECK_OK(gpures_slot_release(theirs)); /* nothing to store: no gate crossed */
-  CHECK_EQ(gate, 0);
+  CHECK_EQ(gpures_fixture_gate, 0);
   CHECK_OK(gpures_slot_release(mine));
-  CHECK_EQ(gate, 42);
+  CHECK_EQ(gpures_fixture_gate, d.slot_release.value);
   CHECK_OK(gpures_release(theirs));
   CHECK_OK(gpures_release(mine));
   close(fd);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 static void round_trip(const char *path) {
@@ -279,10 +274,8 @@ static void round_trip(const char *path) {
   CHECK(server >= 0 && fd_is_cloexec(server) && fd_is_cloexec(client));
 
   int fd = patterned_memfd(4096, 5);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle mine = 0, theirs = 0;
+  gpures_handle mine = rgba_frame(fd), theirs = 0;
   uint32_t sent = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &mine));
   /* Both directions. */
   CHECK_OK(gpures_channel_send(client, mine, 0, &sent));
   CHECK_OK(gpures_channel_receive(server, 0, &theirs));
@@ -306,8 +299,7 @@ static void round_trip(const char *path) {
 static void round_trip_over_a_path(void) {
   int base = count_open_fds();
   char path[64];
-  snprintf(path, sizeof path, "/tmp/gpures-test-%d.sock", (int)getpid());
-  unlink(path);
+  socket_path(path, sizeof path, "/tmp/gpures-test");
   round_trip(path);
   CHECK(access(path, F_OK) != 0); /* unlink removed the socket file */
   CHECK_EQ(count_open_fds(), base);
@@ -316,7 +308,7 @@ static void round_trip_over_a_path(void) {
 static void round_trip_over_an_abstract_name(void) {
   int base = count_open_fds();
   char path[64];
-  snprintf(path, sizeof path, "@gpures-test-%d", (int)getpid());
+  socket_path(path, sizeof path, "@gpures-test");
   round_trip(path);
   CHECK_EQ(count_open_fds(), base);
 }
@@ -332,8 +324,7 @@ static void stale_socket_file(const char *path) {
 
 static void listen_replaces_a_stale_socket_but_no_other_file(void) {
   char path[64];
-  snprintf(path, sizeof path, "/tmp/gpures-test-stale-%d.sock", (int)getpid());
-  unlink(path);
+  socket_path(path, sizeof path, "/tmp/gpures-test-stale");
   int a = -1, b = -1;
   CHECK_OK(gpures_channel_listen(path, &a));
   CHECK_FAILS(GPURES_E_OS_ERROR, "path", gpures_channel_listen(path, &b)); /* a listens */
@@ -368,7 +359,7 @@ static void a_handle_crosses_to_another_process(void) {
   if (child == 0) { /* the producer: makes a frame and sends it */
     close(pair[1]);
     int fd = patterned_memfd(4096, 77);
-    gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+    gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
     gpures_handle h = 0;
     uint32_t sent = 0;
     int ok = gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h) == GPURES_OK &&
@@ -399,17 +390,8 @@ static void a_handle_crosses_to_another_process(void) {
 static void process_local_kinds_are_refused_and_nothing_is_sent(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  unsigned char bytes[64];
-  gpures_cpu_bytes_desc c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.ptr = bytes;
-  c.size = sizeof bytes;
-  c.format = GPURES_PF_RGBA_U8;
-  gpures_vk_image_desc v;
-  memset(&v, 0, sizeof v);
-  v.struct_size = sizeof v;
-  v.image = 7;
+  gpures_cpu_bytes_desc c = gpures_fixture_cpu_bytes();
+  gpures_vk_image_desc v = gpures_fixture_vk_image();
   gpures_handle cpu = 0, image = 0, got = 1;
   uint32_t sent = 1;
   CHECK_OK(gpures_create(GPURES_KIND_CPU_BYTES, &c, NULL, &cpu));
@@ -435,7 +417,7 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
   int real = frame_memfd(4096);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(real);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(real);
   message good = dma_buf_message(d), m;
 
   /* Truncated: shorter than a header, or than the descriptor it announces. */
@@ -493,7 +475,7 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
   m = good, m.h.num_fds = 2;
   REFUSED(&m, message_size(&m), 2, GPURES_E_INVALID_VALUE, "fds");
   {
-    gpures_dma_buf_handle_desc two = nv12_dma_buf(real, real);
+    gpures_dma_buf_handle_desc two = gpures_fixture_dma_buf_handle(real, real);
     m = dma_buf_message(two);
     m.h.num_fds = 1;
     REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[1]");
@@ -514,7 +496,7 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
   m = good, ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = -1;
   REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds[0]");
   {
-    gpures_dma_buf_handle_desc two = nv12_dma_buf(real, real);
+    gpures_dma_buf_handle_desc two = gpures_fixture_dma_buf_handle(real, real);
     m = dma_buf_message(two);
     ((gpures_dma_buf_handle_desc *)m.desc)->fds[0] = 1;
     ((gpures_dma_buf_handle_desc *)m.desc)->fds[1] = 0;
@@ -524,16 +506,8 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
   REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "fds");
   /* An address: a slot release gate that would let the peer write into this process. */
   {
-    gpures_vk_opaque_fd_desc v;
-    memset(&v, 0, sizeof v);
-    v.struct_size = sizeof v;
-    v.flags = GPURES_HAS_SLOT_RELEASE;
-    v.fd = 0;
-    v.size = 4096;
-    v.width = v.height = 8;
-    v.format = GPURES_PF_RGBA_U8;
+    gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(0); /* fd: the first attached */
     v.slot_release.gate = (uint64_t *)(uintptr_t)0x7f0000001000ull;
-    v.slot_release.value = 1;
     m = good, m.h.kind = GPURES_KIND_VK_OPAQUE_FD, m.h.desc_size = sizeof v;
     memcpy(m.desc, &v, sizeof v);
     REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "slotRelease.gate");
@@ -559,9 +533,7 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
 /* ------------------------------------------------------ waiting and the end */
 
 static void nonblocking_calls_return_at_once(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   gpures_handle got = 1;
   CHECK_OK(gpures_channel_receive(pair[1], GPURES_CHANNEL_NONBLOCK, &got));
   CHECK_EQ(got, 0);
@@ -573,9 +545,7 @@ static void nonblocking_calls_return_at_once(void) {
 
   /* Fill the channel until it is full; a full channel sends nothing and says so. */
   int fd = frame_memfd(4096);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle h = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  gpures_handle h = rgba_frame(fd);
   uint32_t sent = 1, queued = 0;
   while (queued < 100000) {
     if (gpures_channel_send(pair[0], h, GPURES_CHANNEL_NONBLOCK, &sent) != GPURES_OK || !sent)
@@ -599,19 +569,15 @@ static void nonblocking_calls_return_at_once(void) {
   CHECK_EQ(gpures_live_handles(0), live);
   CHECK_OK(gpures_release(h));
   close(fd);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 static void the_end_of_a_channel_is_stale_for_both_sides(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
   int fd = frame_memfd(4096);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle h = 0, got = 0;
+  gpures_handle h = rgba_frame(fd), got = 0;
   uint32_t sent = 0, ready = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
   CHECK_OK(gpures_channel_send(pair[0], h, 0, &sent));
   CHECK_OK(gpures_channel_close(pair[0]));
   /* What was sent before the end still arrives; then the end. */
@@ -671,7 +637,7 @@ static void shutdown_wakes_a_thread_waiting_on_the_channel(void) {
   gpures_channel_close(pair[1]);
 
   char path[64];
-  snprintf(path, sizeof path, "@gpures-test-wake-%d", (int)getpid());
+  socket_path(path, sizeof path, "@gpures-test-wake");
   int listener = -1;
   CHECK_OK(gpures_channel_listen(path, &listener));
   waiter l = {listener, 1, -1, 0};
@@ -689,9 +655,7 @@ static void map_shares_memory_with_the_memfd_both_ways(void) {
   int base = count_open_fds();
   uint64_t maps = gpures_live_mappings();
   int fd = patterned_memfd(4096, 11);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle h = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  gpures_handle h = rgba_frame(fd);
   void *ptr = NULL;
   uint64_t size = 0;
   int during = count_open_fds();
@@ -729,9 +693,7 @@ static void map_shares_memory_with_the_memfd_both_ways(void) {
 
 static void map_refuses_what_it_cannot_map(void) {
   int fd = frame_memfd(4096);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle h = 0, cpu = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  gpures_handle h = rgba_frame(fd), cpu = 0;
   void *ptr = (void *)1;
   uint64_t size = 1;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "index", gpures_map(h, 1, GPURES_MAP_READ, &ptr, &size));
@@ -739,13 +701,7 @@ static void map_refuses_what_it_cannot_map(void) {
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_map(h, 0, 0, &ptr, &size));
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_map(h, 0, 4, &ptr, &size));
   CHECK_FAILS(GPURES_E_NULL_POINTER, "outPtr", gpures_map(h, 0, 1, NULL, &size));
-  unsigned char bytes[64];
-  gpures_cpu_bytes_desc c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.ptr = bytes;
-  c.size = sizeof bytes;
-  c.format = GPURES_PF_RGBA_U8;
+  gpures_cpu_bytes_desc c = gpures_fixture_cpu_bytes();
   CHECK_OK(gpures_create(GPURES_KIND_CPU_BYTES, &c, NULL, &cpu));
   CHECK_FAILS(GPURES_E_WRONG_KIND, "handle", gpures_map(cpu, 0, GPURES_MAP_READ, &ptr, &size));
   CHECK_OK(gpures_release(cpu));
@@ -756,8 +712,7 @@ static void map_refuses_what_it_cannot_map(void) {
   int sealed = memfd_create("gpures-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   CHECK(ftruncate(sealed, 4096) == 0);
   CHECK(fcntl(sealed, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0);
-  d = rgba_dma_buf(sealed);
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &h));
+  h = rgba_frame(sealed);
   CHECK_FAILS(GPURES_E_OS_ERROR, "fds[0]", /* the fd at fault, by its field */
               gpures_map(h, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &ptr, &size));
   CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ, &ptr, &size));
@@ -769,14 +724,10 @@ static void map_refuses_what_it_cannot_map(void) {
 }
 
 static void a_received_frame_is_read_through_a_mapping(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   int fd = patterned_memfd(4096, 21);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
-  gpures_handle mine = 0, theirs = 0;
+  gpures_handle mine = rgba_frame(fd), theirs = 0;
   uint32_t sent = 0;
-  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, NULL, &mine));
   CHECK_OK(gpures_channel_send(pair[0], mine, 0, &sent));
   CHECK_OK(gpures_release(mine));
   close(fd); /* only the message's fd keeps the memory now */
@@ -789,9 +740,7 @@ static void a_received_frame_is_read_through_a_mapping(void) {
   CHECK(ok);
   CHECK_OK(gpures_unmap(ptr));
   CHECK_OK(gpures_release(theirs));
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 /* ------------------------------------------------------------ hostile peers */
@@ -816,7 +765,7 @@ static void received_memfds_are_sealed_so_the_peer_cannot_shrink_them(void) {
   pid_t peer = fork();
   if (peer == 0) { /* sends a frame, keeps its fd, and tries to shrink it when told */
     int fd = patterned_memfd(4096, 31);
-    gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+    gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
     message m = dma_buf_message(d);
     send_raw(pair[0], &m, message_size(&m), &fd, 1);
     char byte;
@@ -846,9 +795,7 @@ static void received_memfds_are_sealed_so_the_peer_cannot_shrink_them(void) {
   if (ptr) CHECK_OK(gpures_unmap(ptr));
   CHECK_OK(gpures_release(h));
   close(go[0]), close(go[1]), close(told[0]), close(told[1]);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 /* A regular file of `size` bytes that only the fd names. */
@@ -861,13 +808,9 @@ static int regular_file(long size) {
 }
 
 static message vk_opaque_fd_message(void) {
-  gpures_vk_opaque_fd_desc v;
-  memset(&v, 0, sizeof v);
-  v.struct_size = sizeof v;
-  v.fd = 0;
-  v.size = 4096;
-  v.width = v.height = 32;
-  v.format = GPURES_PF_RGBA_U8;
+  gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(0); /* fd: the first attached */
+  v.flags = 0; /* no slot release: its gate would be an address of the sender */
+  memset(&v.slot_release, 0, sizeof v.slot_release);
   message m;
   memset(&m, 0, sizeof m);
   m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
@@ -887,11 +830,9 @@ static gpures_handle received_with(int pair[2], const message *m, int fd, uint32
 }
 
 static void memory_the_peer_can_shrink_is_refused_unless_trusted(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   int real = frame_memfd(4096);
-  message dma = dma_buf_message(rgba_dma_buf(real)), vk = vk_opaque_fd_message();
+  message dma = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(real)), vk = vk_opaque_fd_message();
   int fd = make_memfd(4096, 1); /* no MFD_ALLOW_SEALING: nobody can seal it */
   refused_with(pair[0], pair[1], &dma, message_size(&dma), &fd, 1, 0, GPURES_E_INVALID_VALUE,
                "fds[0]", __LINE__);
@@ -926,17 +867,13 @@ static void memory_the_peer_can_shrink_is_refused_unless_trusted(void) {
   CHECK_OK(gpures_release(h));
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_channel_receive(pair[1], 4, &h));
   close(real);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 static void fds_that_cannot_back_a_frame_are_refused_at_receive(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   int real = frame_memfd(4096);
-  message dma = dma_buf_message(rgba_dma_buf(real)), vk = vk_opaque_fd_message();
+  message dma = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(real)), vk = vk_opaque_fd_message();
   static const char *what[] = {"a pipe", "a socket", "a directory", "a character device"};
   for (int kind = 0; kind < 4; kind++) {
     for (int k = 0; k < 2; k++) { /* DmaBufHandle's fds[0], VkOpaqueFd's fd */
@@ -954,9 +891,7 @@ static void fds_that_cannot_back_a_frame_are_refused_at_receive(void) {
     }
   }
   close(real);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 /* The lowest fd number not open. */
@@ -995,7 +930,7 @@ static void a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped(void) {
   CHECK_OK(gpures_channel_pair(pair));
   for (int i = 0; i < 2; i++) {
     int fd = patterned_memfd(4096, 40);
-    message m = dma_buf_message(rgba_dma_buf(fd));
+    message m = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(fd));
     send_raw(pair[0], &m, message_size(&m), &fd, 1);
     close(fd);
   }
@@ -1018,16 +953,13 @@ static void a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped(void) {
   CHECK(h != 0);
   CHECK_OK(gpures_release(h));
   CHECK_EQ(gpures_live_handles(0), live);
-  gpures_channel_close(pair[0]);
-  gpures_channel_close(pair[1]);
-  CHECK_EQ(count_open_fds(), base);
+  close_pair(pair, base);
 }
 
 static void closing_a_listener_removes_only_its_own_socket_file(void) {
   int base = count_open_fds();
   char path[64];
-  snprintf(path, sizeof path, "/tmp/gpures-test-own-%d.sock", (int)getpid());
-  unlink(path);
+  socket_path(path, sizeof path, "/tmp/gpures-test-own");
   int a = -1, b = -1, client = -1, server = -1;
   /* A newer listener took the path: closing the old one leaves its file. */
   CHECK_OK(gpures_channel_listen(path, &a));
@@ -1110,7 +1042,7 @@ static void os_failures_name_the_errno_and_the_path(void) {
   rmdir(dir);
 
   /* EMFILE, whichever call needs the fd. */
-  snprintf(path, sizeof path, "@gpures-test-emfile-%d", (int)getpid());
+  socket_path(path, sizeof path, "@gpures-test-emfile");
   int listener = -1, waiting = -1, pair[2];
   CHECK_OK(gpures_channel_listen(path, &listener));
   CHECK_OK(gpures_channel_connect(path, 0, &waiting));
@@ -1141,11 +1073,9 @@ static void os_failures_name_the_errno_and_the_path(void) {
 }
 
 static void an_empty_datagram_is_refused_and_not_taken_for_the_end(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   int fd = frame_memfd(4096);
-  message m = dma_buf_message(rgba_dma_buf(fd));
+  message m = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(fd));
   send_raw(pair[0], "", 0, NULL, 0);
   send_raw(pair[0], "", 0, NULL, 0);
   send_raw(pair[0], &m, message_size(&m), &fd, 1);
@@ -1164,13 +1094,11 @@ static void an_empty_datagram_is_refused_and_not_taken_for_the_end(void) {
 }
 
 static void a_peer_that_dies_half_way_ends_the_channel(void) {
-  int base = count_open_fds();
-  int pair[2];
-  CHECK_OK(gpures_channel_pair(pair));
+  int pair[2], base = open_pair(pair);
   pid_t peer = fork();
   if (peer == 0) { /* the header of a message, then gone */
     int fd = frame_memfd(4096);
-    message m = dma_buf_message(rgba_dma_buf(fd));
+    message m = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(fd));
     send_raw(pair[0], &m, sizeof m.h, &fd, 1);
     _exit(0);
   }
@@ -1208,7 +1136,7 @@ static void a_flood_from_a_peer_leaves_nothing_behind(void) {
   if (peer == 0) { /* junk and frames, alternately, as fast as the socket takes them */
     blocking(pair[0]);
     int fd = frame_memfd(4096), fds[3] = {fd, fd, fd};
-    message good = dma_buf_message(rgba_dma_buf(fd)), junk = good;
+    message good = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(fd)), junk = good;
     junk.h.num_fds = 3;
     for (int i = 0; i < COUNT; i++) {
       if (i % 2) send_raw(pair[0], &junk, message_size(&junk) - (size_t)(i % 7), fds, 3);

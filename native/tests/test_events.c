@@ -7,24 +7,11 @@
 #include <stdlib.h>
 
 #include "check.h"
-
-static unsigned char pixels[256];
+#include "handles.h"
 
 static gpures_handle create_with_queue(uint32_t queue, uint64_t token) {
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.format = GPURES_PF_RGBA_U8;
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.event_queue = queue;
-  o.event_token = token;
-  gpures_handle h = 0;
-  CHECK_OK(gpures_cpu_bytes_create(&d, &o, &h));
-  return h;
+  gpures_create_options o = {.struct_size = sizeof o, .event_queue = queue, .event_token = token};
+  return new_cpu_bytes(&o);
 }
 
 static uint32_t open_queue(void) {
@@ -100,21 +87,12 @@ static void count_consumed(void *ctx) { (void)ctx; atomic_fetch_add(&keep_alive_
 
 static void queue_and_keep_alive_are_both_told(void) {
   uint32_t q = open_queue();
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.format = GPURES_PF_RGBA_U8;
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.release = count_release;
-  o.keep_alive.mark_consumed = count_consumed;
-  o.event_queue = q;
-  o.event_token = 5;
-  gpures_handle h = 0;
-  if (!CHECK_OK(gpures_cpu_bytes_create(&d, &o, &h))) return;
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .keep_alive = {NULL, count_release, count_consumed},
+                             .event_queue = q,
+                             .event_token = 5};
+  gpures_handle h = new_cpu_bytes(&o);
+  if (!h) return;
   CHECK_OK(gpures_mark_consumed(h));
   CHECK_OK(gpures_release(h));
   CHECK_EQ(atomic_load(&keep_alive_consumed), 1);
@@ -205,16 +183,8 @@ static void create_with_a_closed_or_unknown_queue_is_invalid_value(void) {
   uint64_t live = gpures_live_handles(0);
   const uint32_t bad[] = {q, 0xffffu, 0x12340001u, 0xffffffffu};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    gpures_cpu_bytes_desc d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = sizeof d;
-    d.ptr = pixels;
-    d.size = sizeof pixels;
-    d.format = GPURES_PF_RGBA_U8;
-    gpures_create_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.event_queue = bad[i];
+    gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
+    gpures_create_options o = {.struct_size = sizeof o, .event_queue = bad[i]};
     gpures_handle h = 1;
     CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.eventQueue", gpures_cpu_bytes_create(&d, &o, &h));
     CHECK_PREFIX(gpures_last_error(), "Cannot create CpuBytes: ");

@@ -36,20 +36,11 @@ static void reset_close_counts(void) {
   atomic_store(&close_ebadf, 0);
 }
 
-/* ------------------------------------------------------------ fixtures */
+/* -------------------------------------------------------------- helpers */
 
-
-static gpures_vk_opaque_fd_desc vk_opaque_fd(int fd) {
-  gpures_vk_opaque_fd_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.fd = fd;
-  d.size = 4096;
-  d.width = 32;
-  d.height = 32;
-  d.format = GPURES_PF_RGBA_U8;
-  return d;
-}
+/* The objects of the DmaBufHandle fixture: NV12 luma, then chroma. */
+#define LUMA_BYTES GPURES_FIXTURE_DMA_BUF_HANDLE_FD0_SIZE
+#define CHROMA_BYTES GPURES_FIXTURE_DMA_BUF_HANDLE_FD1_SIZE
 
 static gpures_create_options take_ownership(void) {
   gpures_create_options o;
@@ -76,7 +67,7 @@ static int handle_fd(gpures_handle h, uint32_t index) {
 
 static void default_create_duplicates_and_leaves_the_callers_fd_open(void) {
   int fd = make_memfd(4096, 0);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) return;
   int own = handle_fd(h, 0);
@@ -92,7 +83,7 @@ static void default_create_duplicates_and_leaves_the_callers_fd_open(void) {
 
 static void vk_opaque_fd_default_create_duplicates(void) {
   int fd = make_memfd(4096, 0);
-  gpures_vk_opaque_fd_desc d = vk_opaque_fd(fd);
+  gpures_vk_opaque_fd_desc d = gpures_fixture_vk_opaque_fd(fd);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_vk_opaque_fd_create(&d, NULL, &h))) return;
   int own = handle_fd(h, 0);
@@ -112,7 +103,7 @@ static void vk_opaque_fd_default_create_duplicates(void) {
 
 static void take_ownership_adopts_the_fd_and_closes_it_on_the_last_release(void) {
   int fd = make_memfd(4096, 0);
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &h))) return;
@@ -135,7 +126,7 @@ static void take_ownership_adopts_the_fd_and_closes_it_on_the_last_release(void)
 
 static void vk_opaque_fd_take_ownership_adopts_and_closes(void) {
   int fd = make_memfd(4096, 0);
-  gpures_vk_opaque_fd_desc d = vk_opaque_fd(fd);
+  gpures_vk_opaque_fd_desc d = gpures_fixture_vk_opaque_fd(fd);
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_vk_opaque_fd_create(&d, &o, &h))) return;
@@ -150,9 +141,9 @@ static void vk_opaque_fd_take_ownership_adopts_and_closes(void) {
 }
 
 static void every_fd_a_handle_holds_is_cloexec(void) {
-  int a = make_memfd(4096, 0), b = make_memfd(2048, 0), c = make_memfd(4096, 1);
+  int a = make_memfd(LUMA_BYTES, 0), b = make_memfd(CHROMA_BYTES, 0), c = make_memfd(4096, 1);
   CHECK(!fd_is_cloexec(a) && !fd_is_cloexec(b) && fd_is_cloexec(c));
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(a, b);
   gpures_create_options o = take_ownership();
   gpures_handle adopted = 0, duplicated = 0;
   if (CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &adopted))) {
@@ -163,7 +154,7 @@ static void every_fd_a_handle_holds_is_cloexec(void) {
     close(a);
     close(b);
   }
-  gpures_vk_opaque_fd_desc v = vk_opaque_fd(c);
+  gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(c);
   if (CHECK_OK(gpures_vk_opaque_fd_create(&v, NULL, &duplicated))) {
     CHECK(fd_is_cloexec(handle_fd(duplicated, 0)));
     CHECK_OK(gpures_release(duplicated));
@@ -172,26 +163,26 @@ static void every_fd_a_handle_holds_is_cloexec(void) {
 }
 
 static void failing_create_with_take_ownership_leaves_the_callers_fds_open(void) {
-  int a = make_memfd(4096, 0), b = make_memfd(2048, 0);
+  int a = make_memfd(LUMA_BYTES, 0), b = make_memfd(CHROMA_BYTES, 0);
   int before = count_open_fds();
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
   reset_close_counts();
 
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(a, b);
   d.planes[1].offset = 4096; /* does not fit object 1 */
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "planes[1].offset", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = nv12_dma_buf(a, b);
+  d = gpures_fixture_dma_buf_handle(a, b);
   d.fds[1] = -1;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "fds[1]", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = nv12_dma_buf(a, b);
+  d = gpures_fixture_dma_buf_handle(a, b);
   d.width = 0;
   CHECK_FAILS(GPURES_E_ZERO_SIZE, "width", gpures_dma_buf_handle_create(&d, &o, &h));
-  d = nv12_dma_buf(a, b);
+  d = gpures_fixture_dma_buf_handle(a, b);
   o.event_queue = 0xffff; /* no such queue: fails after the fds were looked at */
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.eventQueue", gpures_dma_buf_handle_create(&d, &o, &h));
   o.event_queue = 0;
-  gpures_vk_opaque_fd_desc v = vk_opaque_fd(a);
+  gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(a);
   v.offset = v.size;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "offset", gpures_vk_opaque_fd_create(&v, &o, &h));
 
@@ -209,7 +200,7 @@ static void failing_create_with_take_ownership_leaves_the_callers_fds_open(void)
 
 static void one_fd_named_twice_with_take_ownership_is_closed_exactly_once(void) {
   int fd = make_memfd(8192, 0);
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(fd, fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(fd, fd);
   d.planes[1].offset = 4096;
   gpures_create_options o = take_ownership();
   gpures_handle h = 0;
@@ -233,7 +224,7 @@ static void one_fd_named_twice_with_take_ownership_is_closed_exactly_once(void) 
 
 static void one_fd_named_twice_without_take_ownership_is_duplicated_twice(void) {
   int fd = make_memfd(8192, 0);
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(fd, fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(fd, fd);
   d.planes[1].offset = 4096;
   gpures_handle h = 0;
   if (CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) {
@@ -252,8 +243,8 @@ static void one_fd_named_twice_without_take_ownership_is_duplicated_twice(void) 
 /* --------------------------------------------------------------- dup_fd */
 
 static void dup_fd_returns_a_fresh_cloexec_fd_of_the_same_file(void) {
-  int a = make_memfd(4096, 0), b = make_memfd(2048, 0);
-  gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
+  int a = make_memfd(LUMA_BYTES, 0), b = make_memfd(CHROMA_BYTES, 0);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(a, b);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) return;
   for (uint32_t i = 0; i < 2; i++) {
@@ -285,7 +276,7 @@ static void dup_fd_returns_a_fresh_cloexec_fd_of_the_same_file(void) {
 
 static void dup_fd_of_vk_opaque_fd_has_one_index(void) {
   int fd = make_memfd(4096, 0);
-  gpures_vk_opaque_fd_desc v = vk_opaque_fd(fd);
+  gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(fd);
   gpures_handle h = 0;
   if (CHECK_OK(gpures_vk_opaque_fd_create(&v, NULL, &h))) {
     int dup = -1;
@@ -301,13 +292,7 @@ static void dup_fd_of_vk_opaque_fd_has_one_index(void) {
 }
 
 static void dup_fd_of_a_kind_without_fds_is_wrong_kind(void) {
-  static unsigned char bytes[64];
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = bytes;
-  d.size = sizeof bytes;
-  d.format = GPURES_PF_RGBA_U8;
+  gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_cpu_bytes_create(&d, NULL, &h))) return;
   int dup = 5;
@@ -319,12 +304,12 @@ static void dup_fd_of_a_kind_without_fds_is_wrong_kind(void) {
 /* ---------------------------------------------------------------- leaks */
 
 static void ten_thousand_cycles_leak_no_fd(void) {
-  int a = make_memfd(4096, 0), b = make_memfd(2048, 0);
+  int a = make_memfd(LUMA_BYTES, 0), b = make_memfd(CHROMA_BYTES, 0);
   int before = count_open_fds();
   int ok = 1;
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
+    gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(a, b);
     ok &= CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
     ok &= CHECK_OK(gpures_clone(h));
     ok &= CHECK_OK(gpures_release(h));
@@ -333,7 +318,7 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   CHECK_EQ(count_open_fds(), before);
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_vk_opaque_fd_desc v = vk_opaque_fd(a);
+    gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(a);
     ok &= CHECK_OK(gpures_vk_opaque_fd_create(&v, NULL, &h));
     ok &= CHECK_OK(gpures_release(h));
   }
@@ -342,10 +327,10 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   gpures_create_options o = take_ownership();
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = nv12_dma_buf(dup(a), dup(b));
+    gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(dup(a), dup(b));
     ok &= CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &h));
     ok &= CHECK_OK(gpures_release(h));
-    gpures_vk_opaque_fd_desc v = vk_opaque_fd(dup(a));
+    gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(dup(a));
     ok &= CHECK_OK(gpures_vk_opaque_fd_create(&v, &o, &h));
     ok &= CHECK_OK(gpures_release(h));
   }
@@ -353,7 +338,7 @@ static void ten_thousand_cycles_leak_no_fd(void) {
   /* and failing creates leak nothing either */
   for (int i = 0; i < 10000 && ok; i++) {
     gpures_handle h = 0;
-    gpures_dma_buf_handle_desc d = nv12_dma_buf(a, b);
+    gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle(a, b);
     d.planes[1].offset = 1; /* one byte too far */
     ok &= CHECK_STATUS(GPURES_E_INVALID_VALUE, gpures_dma_buf_handle_create(&d, NULL, &h));
   }

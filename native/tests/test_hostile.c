@@ -33,8 +33,6 @@ void gpures__test_fail_alloc_after(int64_t n);
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static unsigned char pixels[64 * 64 * 4];
-
 /* ------------------------------------------------------------ helpers */
 
 /* `size` writable bytes that end where an unmapped page begins. */
@@ -69,20 +67,9 @@ static void in_child(void (*body)(void), const char *name) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static void fill_cpu_bytes(gpures_cpu_bytes_desc *d) {
-  memset(d, 0, sizeof *d);
-  d->struct_size = sizeof *d;
-  d->ptr = pixels;
-  d->size = sizeof pixels;
-  d->format = GPURES_PF_RGBA_U8;
-  d->width = 64;
-  d->height = 64;
-  d->row_pitch = 64 * 4;
-}
-
 static gpures_handle cpu_handle(void) {
   gpures_cpu_bytes_desc d;
-  fill_cpu_bytes(&d);
+  gpures_fixture_fill_cpu_bytes(&d);
   gpures_handle h = 0;
   CHECK_OK(gpures_cpu_bytes_create(&d, NULL, &h));
   return h;
@@ -99,7 +86,7 @@ static int error_mentions(const char *text) {
 
 static void create_with_unset_struct_size(void) {
   gpures_cpu_bytes_desc *d = before_guard(sizeof *d);
-  fill_cpu_bytes(d);
+  gpures_fixture_fill_cpu_bytes(d);
   d->struct_size = 0x7fffffff; /* what an uninitialised struct_size may hold */
   gpures_handle h = 0;
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "structSize", gpures_cpu_bytes_create(d, NULL, &h));
@@ -113,7 +100,7 @@ static void create_reads_no_byte_past_its_struct_when_struct_size_is_unset(void)
 
 static void create_with_unset_options_struct_size(void) {
   gpures_cpu_bytes_desc d;
-  fill_cpu_bytes(&d);
+  gpures_fixture_fill_cpu_bytes(&d);
   gpures_create_options *o = before_guard(sizeof *o);
   memset(o, 0, sizeof *o);
   o->struct_size = 0x7fffffff;
@@ -131,7 +118,7 @@ static void create_reads_no_byte_past_the_options_when_struct_size_is_unset(void
 static void create_accepts_a_newer_struct_up_to_the_bound_and_no_larger(void) {
   unsigned char *big = calloc(1, GPURES_STRUCT_SIZE_MAX + 1);
   gpures_cpu_bytes_desc d;
-  fill_cpu_bytes(&d);
+  gpures_fixture_fill_cpu_bytes(&d);
   memcpy(big, &d, sizeof d);
   uint32_t size = GPURES_STRUCT_SIZE_MAX;
   memcpy(big, &size, sizeof size);
@@ -201,8 +188,9 @@ static void kind_describe_fills_an_older_struct_and_stops_at_its_end(void) {
   out.struct_size = offsetof(gpures_cpu_bytes_desc, row_pitch);
   CHECK_OK(gpures_cpu_bytes_describe(h, &out));
   CHECK_EQ(out.struct_size, offsetof(gpures_cpu_bytes_desc, row_pitch));
-  CHECK(out.ptr == pixels);
-  CHECK_EQ(out.size, sizeof pixels);
+  gpures_cpu_bytes_desc given = gpures_fixture_cpu_bytes();
+  CHECK(out.ptr == given.ptr);
+  CHECK_EQ(out.size, given.size);
   CHECK_EQ(out.row_pitch, 0xa5a5a5a5u);
   CHECK_EQ(out.height, 0xa5a5a5a5u);
   CHECK_OK(gpures_release(h));
@@ -258,7 +246,7 @@ static void json_and_poll_write_within_capacity(void) {
   uint32_t q = 0, n = 0;
   CHECK_OK(gpures_event_queue_open(&q));
   gpures_cpu_bytes_desc d;
-  fill_cpu_bytes(&d);
+  gpures_fixture_fill_cpu_bytes(&d);
   gpures_create_options o = {.struct_size = sizeof o, .event_queue = q};
   for (int i = 0; i < 3; i++) {
     gpures_handle e = 0;
@@ -338,7 +326,7 @@ static void a_stale_queue_id_stays_stale_after_its_entry_runs_out_of_generations
   CHECK_EQ(same_entry, 0xffffu - (old >> 16)); /* it served up to its last generation, then retired */
   CHECK_FAILS(GPURES_E_STALE, "queue", gpures_event_queue_close(old));
   gpures_cpu_bytes_desc d;
-  fill_cpu_bytes(&d);
+  gpures_fixture_fill_cpu_bytes(&d);
   gpures_create_options o = {.struct_size = sizeof o, .event_queue = old};
   gpures_handle h = 0;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.eventQueue", gpures_cpu_bytes_create(&d, &o, &h));
@@ -476,7 +464,7 @@ static void exhaust_fds(void) {
 }
 
 static void create_without_fds(void) {
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(dma_buf_fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(dma_buf_fd);
   gpures_handle h = 0;
   exhaust_fds();
   CHECK_FAILS(GPURES_E_OS_ERROR, "fds[0]", gpures_dma_buf_handle_create(&d, NULL, &h));
@@ -493,7 +481,7 @@ static void a_failed_fd_duplication_at_create_names_its_errno(void) {
 }
 
 static void dup_fd_without_fds(void) {
-  gpures_dma_buf_handle_desc d = rgba_dma_buf(dma_buf_fd);
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(dma_buf_fd);
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h))) return;
   gpures_dma_buf_handle_desc own;

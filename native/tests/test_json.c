@@ -8,13 +8,13 @@
 
 #include "check.h"
 #include "fd_util.h"
+#include "handles.h"
 #include "json_check.h"
 
 
 static const uint8_t uuid[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
                                  0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
 static _Alignas(8) uint64_t gate;
-static unsigned char pixels[8192];
 
 /* The handle's JSON must parse and equal `expected` exactly. */
 static void check_json(gpures_handle h, const char *expected) {
@@ -291,23 +291,8 @@ static void d3d_kinds_have_no_json_off_windows(void) {
 
 /* ------------------------------------------------------ buffer protocol */
 
-static gpures_handle sample_handle(void) {
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.row_pitch = 128;
-  d.format = GPURES_PF_BGRA_U8;
-  d.width = 32;
-  d.height = 64;
-  gpures_handle h = 0;
-  CHECK_OK(gpures_cpu_bytes_create(&d, NULL, &h));
-  return h;
-}
-
 static void null_buffer_with_capacity_zero_reports_the_length(void) {
-  gpures_handle h = sample_handle();
+  gpures_handle h = new_cpu_bytes(NULL);
   char full[1024];
   size_t full_length = 0, length = 12345;
   CHECK_OK(gpures_describe_json(h, full, sizeof full, &full_length));
@@ -323,7 +308,7 @@ static void null_buffer_with_capacity_zero_reports_the_length(void) {
 }
 
 static void too_small_buffer_is_truncated_and_still_nul_terminated(void) {
-  gpures_handle h = sample_handle();
+  gpures_handle h = new_cpu_bytes(NULL);
   char full[1024];
   size_t n = 0;
   CHECK_OK(gpures_describe_json(h, full, sizeof full, &n));
@@ -358,7 +343,7 @@ static void too_small_buffer_is_truncated_and_still_nul_terminated(void) {
 }
 
 static void stale_handle_has_no_json(void) {
-  gpures_handle h = sample_handle();
+  gpures_handle h = new_cpu_bytes(NULL);
   CHECK_OK(gpures_release(h));
   char json[256] = "";
   size_t length = 77;

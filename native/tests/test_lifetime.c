@@ -12,9 +12,7 @@
 #endif
 
 #include "check.h"
-
-static unsigned char pixels[4096];
-static _Alignas(8) uint64_t gate;
+#include "handles.h"
 
 /* What a keep-alive saw. */
 typedef struct probe {
@@ -39,60 +37,23 @@ static void probe_release(void *ctx) {
 static void probe_mark_consumed(void *ctx) { atomic_fetch_add(&((probe *)ctx)->consumed, 1); }
 
 static gpures_create_options keep_alive_options(probe *p) {
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.ctx = p;
-  o.keep_alive.release = probe_release;
-  o.keep_alive.mark_consumed = probe_mark_consumed;
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .keep_alive = {p, probe_release, probe_mark_consumed}};
   return o;
 }
 
-static gpures_cpu_bytes_desc cpu_bytes(void) {
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.row_pitch = 128;
-  d.format = GPURES_PF_RGBA_U8;
-  d.width = 32;
-  d.height = 32;
-  return d;
-}
-
-static gpures_vk_image_desc vk_image(int with_slot_release, uint64_t value) {
-  gpures_vk_image_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.image = 0x1234;
-  if (with_slot_release) {
-    d.flags = GPURES_HAS_SLOT_RELEASE;
-    d.slot_release.gate = &gate;
-    d.slot_release.value = value;
-  }
-  return d;
-}
-
-static gpures_handle new_cpu_bytes(probe *p) {
-  gpures_cpu_bytes_desc d = cpu_bytes();
+/* A CpuBytes handle of the fixture descriptor whose keep-alive is `p`. */
+static gpures_handle probed_cpu_bytes(probe *p) {
   gpures_create_options o = keep_alive_options(p);
-  gpures_handle h = 0;
-  CHECK_OK(gpures_cpu_bytes_create(&d, p ? &o : NULL, &h));
-  if (p) p->handle = h;
-  return h;
-}
-
-static uint32_t refcount_of(gpures_handle h) {
-  uint32_t n = 0;
-  return gpures_refcount(h, &n) == GPURES_OK ? n : 0;
+  p->handle = new_cpu_bytes(&o);
+  return p->handle;
 }
 
 /* ---------------------------------------------------------- keep-alive */
 
 static void keep_alive_release_runs_once_after_the_last_clone_is_released(void) {
   probe p = {0};
-  gpures_handle h = new_cpu_bytes(&p);
+  gpures_handle h = probed_cpu_bytes(&p);
   for (int i = 0; i < 3; i++) CHECK_OK(gpures_clone(h));
   CHECK_EQ(refcount_of(h), 4);
   for (int i = 0; i < 3; i++) {
@@ -113,21 +74,10 @@ static void keep_alive_release_runs_once_after_the_last_clone_is_released(void) 
 }
 
 static void keep_alive_works_for_every_borrowed_kind_it_is_given_to(void) {
-  gpures_gl_texture_handle_desc gl;
-  memset(&gl, 0, sizeof gl);
-  gl.struct_size = sizeof gl;
-  gl.name = 3;
-  gl.target = 0x0DE1;
-  gpures_wgpu_texture_desc wgpu;
-  memset(&wgpu, 0, sizeof wgpu);
-  wgpu.struct_size = sizeof wgpu;
-  wgpu.token = 1;
-  wgpu.width = wgpu.height = wgpu.depth_or_array_layers = wgpu.mip_level_count = 1;
-  wgpu.sample_count = 1;
-  wgpu.dimension = 2;
-  wgpu.format = 18;
-  gpures_vk_image_desc vk = vk_image(0, 0);
-  gpures_cpu_bytes_desc cpu = cpu_bytes();
+  gpures_gl_texture_handle_desc gl = gpures_fixture_gl_texture_handle();
+  gpures_wgpu_texture_desc wgpu = gpures_fixture_wgpu_texture();
+  gpures_vk_image_desc vk = gpures_fixture_vk_image();
+  gpures_cpu_bytes_desc cpu = gpures_fixture_cpu_bytes();
   struct { uint32_t kind; const void *desc; } cases[] = {
     {GPURES_KIND_GL_TEXTURE_HANDLE, &gl},
     {GPURES_KIND_WGPU_TEXTURE, &wgpu},
@@ -152,8 +102,8 @@ static void keep_alive_works_for_every_borrowed_kind_it_is_given_to(void) {
 
 static void keep_alive_release_may_release_another_handle(void) {
   probe outer = {0}, inner = {0};
-  gpures_handle inner_h = new_cpu_bytes(&inner);
-  gpures_handle outer_h = new_cpu_bytes(&outer);
+  gpures_handle inner_h = probed_cpu_bytes(&inner);
+  gpures_handle outer_h = probed_cpu_bytes(&outer);
   outer.chain = inner_h;
   CHECK_OK(gpures_release(outer_h));
   CHECK_EQ(atomic_load(&outer.releases), 1);
@@ -163,26 +113,23 @@ static void keep_alive_release_may_release_another_handle(void) {
 }
 
 static void handle_without_keep_alive_functions_releases_quietly(void) {
-  gpures_cpu_bytes_desc d = cpu_bytes();
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.ctx = (void *)0x1; /* a context without functions is never used */
-  gpures_handle h = 0;
-  if (!CHECK_OK(gpures_cpu_bytes_create(&d, &o, &h))) return;
+  /* a context without functions is never used */
+  gpures_create_options o = {.struct_size = sizeof o, .keep_alive = {(void *)0x1, NULL, NULL}};
+  gpures_handle h = new_cpu_bytes(&o);
+  if (!h) return;
   CHECK_OK(gpures_mark_consumed(h));
   CHECK_OK(gpures_release(h));
 }
 
 static void failed_create_never_calls_the_keep_alive(void) {
   probe p = {0};
-  gpures_cpu_bytes_desc d = cpu_bytes();
+  gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
   d.row_pitch = 1; /* below the row */
   gpures_create_options o = keep_alive_options(&p);
   gpures_handle h = 0;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "rowPitch", gpures_cpu_bytes_create(&d, &o, &h));
   o.event_queue = 0xffff; /* fails later in create, after validation */
-  d = cpu_bytes();
+  d = gpures_fixture_cpu_bytes();
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.eventQueue", gpures_cpu_bytes_create(&d, &o, &h));
   CHECK_EQ(atomic_load(&p.releases), 0); /* the producer still owns what ctx names */
   CHECK_EQ(atomic_load(&p.consumed), 0);
@@ -190,7 +137,7 @@ static void failed_create_never_calls_the_keep_alive(void) {
 
 static void mark_consumed_calls_the_keep_alive_once_per_call(void) {
   probe p = {0};
-  gpures_handle h = new_cpu_bytes(&p);
+  gpures_handle h = probed_cpu_bytes(&p);
   for (int i = 1; i <= 5; i++) {
     CHECK_OK(gpures_mark_consumed(h));
     CHECK_EQ(atomic_load(&p.consumed), i);
@@ -207,45 +154,38 @@ static void mark_consumed_calls_the_keep_alive_once_per_call(void) {
 
 static void slot_release_stores_the_value_into_the_gate(void) {
   const uint64_t value = 0xFFFFFFFFFFFFFFF0ull;
-  gpures_vk_image_desc d = vk_image(1, value);
+  gpures_vk_image_desc d = gpures_fixture_vk_image();
+  d.slot_release.value = value;
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_vk_image_create(&d, NULL, &h))) return;
-  gate = 0;
+  gpures_fixture_gate = 0;
   CHECK_OK(gpures_slot_release(h));
-  CHECK_EQ(gate, value);
-  gate = 1; /* the producer reused the slot; a second consumer signals again */
+  CHECK_EQ(gpures_fixture_gate, value);
+  gpures_fixture_gate = 1; /* the producer reused the slot; a second consumer signals again */
   CHECK_OK(gpures_slot_release(h));
-  CHECK_EQ(gate, value);
+  CHECK_EQ(gpures_fixture_gate, value);
   CHECK_EQ(refcount_of(h), 1);
   CHECK_OK(gpures_release(h));
-  gate = 2;
+  gpures_fixture_gate = 2;
   CHECK_FAILS(GPURES_E_STALE, "handle", gpures_slot_release(h));
-  CHECK_EQ(gate, 2);
+  CHECK_EQ(gpures_fixture_gate, 2);
 }
 
 static void vk_opaque_fd_slot_release_stores_the_value_into_the_gate(void) {
   int pipe_fds[2];
   if (!CHECK(pipe(pipe_fds) == 0)) return;
-  gpures_vk_opaque_fd_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.flags = GPURES_HAS_SLOT_RELEASE;
-  d.fd = pipe_fds[0];
-  d.size = 4096;
-  d.width = d.height = 8;
-  d.format = GPURES_PF_RGBA_U8;
-  d.slot_release.gate = &gate;
+  gpures_vk_opaque_fd_desc d = gpures_fixture_vk_opaque_fd(pipe_fds[0]);
   d.slot_release.value = 42;
   gpures_handle h = 0;
   if (!gpures_kind_supported(GPURES_KIND_VK_OPAQUE_FD)) { /* Windows: refused, gate untouched */
-    gate = 5;
+    gpures_fixture_gate = 5;
     CHECK_FAILS(GPURES_E_UNSUPPORTED_PLATFORM, "", gpures_vk_opaque_fd_create(&d, NULL, &h));
     CHECK_EQ(h, 0);
-    CHECK_EQ(gate, 5);
+    CHECK_EQ(gpures_fixture_gate, 5);
   } else if (CHECK_OK(gpures_vk_opaque_fd_create(&d, NULL, &h))) {
-    gate = 0;
+    gpures_fixture_gate = 0;
     CHECK_OK(gpures_slot_release(h));
-    CHECK_EQ(gate, 42);
+    CHECK_EQ(gpures_fixture_gate, 42);
     CHECK_OK(gpures_release(h));
   }
   close(pipe_fds[0]);
@@ -253,14 +193,14 @@ static void vk_opaque_fd_slot_release_stores_the_value_into_the_gate(void) {
 }
 
 static void slot_release_without_a_slot_does_nothing(void) {
-  gpures_vk_image_desc d = vk_image(0, 0);
-  d.slot_release.gate = &gate; /* ignored: the flag is not set */
+  gpures_vk_image_desc d = gpures_fixture_vk_image();
+  d.flags &= ~GPURES_HAS_SLOT_RELEASE; /* the gate is ignored: the flag is not set */
   d.slot_release.value = 5;
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_vk_image_create(&d, NULL, &h))) return;
-  gate = 77;
+  gpures_fixture_gate = 77;
   CHECK_OK(gpures_slot_release(h));
-  CHECK_EQ(gate, 77);
+  CHECK_EQ(gpures_fixture_gate, 77);
   CHECK_OK(gpures_release(h));
 }
 
@@ -293,7 +233,7 @@ static void every_operation_refuses(gpures_handle forged, int expected) {
   memcpy(desc, &size, 4);
   int ok = 1;
   ok &= CHECK_STATUS(expected, gpures_clone(forged));
-  ok &= CHECK_STATUS(expected, gpures_release(forged));
+  ok &= CHECK_STATUS(forged ? expected : GPURES_OK, gpures_release(forged)); /* release(0): no-op */
   ok &= CHECK_STATUS(expected, gpures_describe(forged, desc, sizeof desc));
   ok &= CHECK_STATUS(expected, gpures_kind(forged, &u32));
   ok &= CHECK_STATUS(expected, gpures_refcount(forged, &u32));
@@ -302,7 +242,7 @@ static void every_operation_refuses(gpures_handle forged, int expected) {
   ok &= CHECK_EQ(fd, -1);
   ok &= CHECK_STATUS(expected, gpures_slot_release(forged));
   ok &= CHECK_STATUS(expected, gpures_mark_consumed(forged));
-  ok &= CHECK_STATUS(expected, gpures_cpu_bytes_release(forged));
+  ok &= CHECK_STATUS(forged ? expected : GPURES_OK, gpures_cpu_bytes_release(forged));
   ok &= CHECK_STATUS(expected, gpures_vk_image_clone(forged));
   ok &= CHECK_STR(gpures_last_error_field(), "handle");
   if (!ok) fprintf(stderr, "    forged handle 0x%016" PRIx64 "\n", forged);
@@ -313,7 +253,7 @@ static void zero_handle_is_null_handle(void) { every_operation_refuses(0, GPURES
 static void random_handle_values_are_stale_and_never_crash(void) {
   probe p = {0};
   gpures_handle real[64];
-  for (int i = 0; i < 64; i++) real[i] = new_cpu_bytes(i == 0 ? &p : NULL);
+  for (int i = 0; i < 64; i++) real[i] = i == 0 ? probed_cpu_bytes(&p) : new_cpu_bytes(NULL);
   int before = atomic_load(&check_failures);
   for (int n = 0; n < 20000 && atomic_load(&check_failures) == before; n++) {
     uint64_t v = next_random();
@@ -336,7 +276,7 @@ static void random_handle_values_are_stale_and_never_crash(void) {
 
 static void neighbouring_generations_of_a_live_handle_are_stale(void) {
   probe p = {0};
-  gpures_handle h = new_cpu_bytes(&p);
+  gpures_handle h = probed_cpu_bytes(&p);
   const uint64_t one = 1ull << 32;
   every_operation_refuses(h + one, GPURES_E_STALE);
   every_operation_refuses(h - one, GPURES_E_STALE);
@@ -350,7 +290,7 @@ static void neighbouring_generations_of_a_live_handle_are_stale(void) {
 
 static void live_handle_with_its_kind_byte_changed_is_stale(void) {
   probe p = {0};
-  gpures_handle h = new_cpu_bytes(&p);
+  gpures_handle h = probed_cpu_bytes(&p);
   for (uint64_t kind = 0; kind < 256; kind++) {
     if (kind == GPURES_KIND_CPU_BYTES) continue;
     gpures_handle forged = (h & ~(0xffull << 24)) | (kind << 24);
@@ -375,9 +315,9 @@ static void live_handle_with_its_kind_byte_changed_is_stale(void) {
 
 static void reused_slot_is_unreachable_through_the_old_value(void) {
   probe first = {0}, second = {0};
-  gpures_handle old = new_cpu_bytes(&first);
+  gpures_handle old = probed_cpu_bytes(&first);
   CHECK_OK(gpures_release(old));
-  gpures_handle fresh = new_cpu_bytes(&second);
+  gpures_handle fresh = probed_cpu_bytes(&second);
   CHECK((fresh & 0xffffff) == (old & 0xffffff)); /* the freed slot is reused at once */
   CHECK(fresh != old);
   every_operation_refuses(old, GPURES_E_STALE);
@@ -393,7 +333,7 @@ static void reused_slot_is_unreachable_through_the_old_value(void) {
     olds[i] = new_cpu_bytes(NULL);
     CHECK_OK(gpures_release(olds[i]));
   }
-  gpures_handle current = new_cpu_bytes(&second);
+  gpures_handle current = probed_cpu_bytes(&second);
   for (int i = 0; i < 1000; i++) {
     CHECK(olds[i] != current);
     if (!CHECK_STATUS(GPURES_E_STALE, gpures_release(olds[i]))) break;
@@ -412,7 +352,7 @@ static void live_handles_counts_per_kind_and_in_total(void) {
   uint64_t vk = gpures_live_handles(GPURES_KIND_VK_IMAGE);
   gpures_handle c[3], v[2];
   for (int i = 0; i < 3; i++) c[i] = new_cpu_bytes(NULL);
-  gpures_vk_image_desc d = vk_image(0, 0);
+  gpures_vk_image_desc d = gpures_fixture_vk_image();
   for (int i = 0; i < 2; i++) CHECK_OK(gpures_vk_image_create(&d, NULL, &v[i]));
   CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_BYTES), cpu + 3);
   CHECK_EQ(gpures_live_handles(GPURES_KIND_VK_IMAGE), vk + 2);

@@ -38,7 +38,6 @@
 #  define GPURES_FUZZ_REGRESSIONS "native/fuzz/regressions"
 #endif
 
-static _Alignas(8) uint64_t gate;
 static int releases;
 static void count_release(void *ctx) {
   (void)ctx;
@@ -47,28 +46,18 @@ static void count_release(void *ctx) {
 
 /* ------------------------------------------------ 1: a cut descriptor */
 
-static void fill_vk_image(gpures_vk_image_desc *d) {
-  memset(d, 0, sizeof *d);
-  d->struct_size = sizeof *d;
-  d->flags = GPURES_HAS_SLOT_RELEASE;
-  d->image = 0x1234;
-  d->row_pitch = 256;
-  d->slot_release.gate = &gate;
-  d->slot_release.value = 5;
-}
-
 static void a_struct_size_that_ends_inside_a_field_is_refused(void) {
   uint64_t live = gpures_live_handles(0);
   gpures_vk_image_desc d;
   gpures_handle h = 7;
   /* 7 of the 8 bytes of slotRelease.gate: the fuzzer's first crash */
-  fill_vk_image(&d);
+  gpures_fixture_fill_vk_image(&d);
   d.struct_size = (uint32_t)offsetof(gpures_vk_image_desc, slot_release.gate) + 7;
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "structSize", gpures_vk_image_create(&d, NULL, &h));
   CHECK_EQ(h, 0);
   CHECK(strstr(gpures_last_error(), "slotRelease.gate") != NULL);
   /* inside the 16 bytes of a UUID, inside a 64-bit value, one byte into a field */
-  fill_vk_image(&d);
+  gpures_fixture_fill_vk_image(&d);
   d.struct_size = (uint32_t)offsetof(gpures_vk_image_desc, device_uuid) + 8;
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "structSize", gpures_vk_image_create(&d, NULL, &h));
   d.struct_size = (uint32_t)offsetof(gpures_vk_image_desc, image) + 4;
@@ -76,7 +65,7 @@ static void a_struct_size_that_ends_inside_a_field_is_refused(void) {
   d.struct_size = (uint32_t)offsetof(gpures_vk_image_desc, row_pitch) + 1;
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "structSize", gpures_vk_image_create(&d, NULL, &h));
   CHECK_EQ(gpures_live_handles(0), live);
-  CHECK_EQ(gate, 0);
+  CHECK_EQ(gpures_fixture_gate, 0);
 }
 
 static void a_struct_size_that_ends_inside_an_array_is_refused(void) {
@@ -103,7 +92,7 @@ static void a_struct_size_that_ends_inside_an_array_is_refused(void) {
 
 static void a_struct_size_that_ends_between_fields_is_still_an_older_struct(void) {
   gpures_vk_image_desc d;
-  fill_vk_image(&d);
+  gpures_fixture_fill_vk_image(&d);
   d.flags = 0; /* the older struct has no slot release */
   d.struct_size = (uint32_t)offsetof(gpures_vk_image_desc, slot_release);
   gpures_handle h = 0;
@@ -115,19 +104,13 @@ static void a_struct_size_that_ends_between_fields_is_still_an_older_struct(void
   CHECK(out.slot_release.gate == NULL);
   CHECK_OK(gpures_slot_release(h));
   CHECK_OK(gpures_release(h));
-  CHECK_EQ(gate, 0);
+  CHECK_EQ(gpures_fixture_gate, 0);
 }
 
 /* --------------------------------------------------- 2: cut options */
 
 static void an_options_struct_size_that_ends_inside_a_field_is_refused(void) {
-  static unsigned char pixels[64];
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.format = GPURES_PF_RGBA_U8;
+  gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
   gpures_create_options o;
   memset(&o, 0, sizeof o);
   o.keep_alive.release = count_release;

@@ -11,11 +11,10 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "handles.h"
 
 enum { THREADS = 8 };
 static long iterations = 200000;
-
-static unsigned char pixels[256];
 
 typedef struct probe {
   atomic_int releases;
@@ -26,26 +25,9 @@ static void probe_release(void *ctx) { atomic_fetch_add(&((probe *)ctx)->release
 static void probe_consumed(void *ctx) { atomic_fetch_add(&((probe *)ctx)->consumed, 1); }
 
 static gpures_handle create_probed(probe *p) {
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.format = GPURES_PF_RGBA_U8;
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.ctx = p;
-  o.keep_alive.release = probe_release;
-  o.keep_alive.mark_consumed = probe_consumed;
-  gpures_handle h = 0;
-  CHECK_OK(gpures_cpu_bytes_create(&d, &o, &h));
-  return h;
-}
-
-static uint32_t refcount_of(gpures_handle h) {
-  uint32_t n = 0;
-  return gpures_refcount(h, &n) == GPURES_OK ? n : 0;
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .keep_alive = {p, probe_release, probe_consumed}};
+  return new_cpu_bytes(&o);
 }
 
 /* --------------------------------------- clone/release on a shared handle */
@@ -167,18 +149,9 @@ static void eight_threads_releasing_eight_references_run_the_keep_alive_once(voi
   int ok = 1;
   for (int round = 0; round < ROUNDS && ok; round++) {
     atomic_store(&s.p.releases, 0);
-    gpures_cpu_bytes_desc d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = sizeof d;
-    d.ptr = pixels;
-    d.size = sizeof pixels;
-    d.format = GPURES_PF_RGBA_U8;
-    gpures_create_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.keep_alive.ctx = &s;
-    o.keep_alive.release = release_on_worker;
-    ok &= CHECK_OK(gpures_cpu_bytes_create(&d, &o, &s.handle));
+    gpures_create_options o = {.struct_size = sizeof o, .keep_alive = {&s, release_on_worker, NULL}};
+    s.handle = new_cpu_bytes(&o);
+    ok &= s.handle != 0;
     for (int i = 1; i < THREADS; i++) ok &= CHECK_OK(gpures_clone(s.handle));
     ok &= CHECK_EQ(refcount_of(s.handle), THREADS);
     pthread_barrier_wait(&s.round_start); /* go */
@@ -259,16 +232,8 @@ static void count_storm_release(void *ctx) { (void)ctx; atomic_fetch_add(&storm_
 
 static void *create_and_release(void *arg) {
   (void)arg;
-  gpures_cpu_bytes_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.ptr = pixels;
-  d.size = sizeof pixels;
-  d.format = GPURES_PF_RGBA_U8;
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.release = count_storm_release;
+  gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
+  gpures_create_options o = {.struct_size = sizeof o, .keep_alive = {NULL, count_storm_release, NULL}};
   gpures_handle batch[32];
   int ok = 1;
   for (int round = 0; round < 500 && ok; round++) {

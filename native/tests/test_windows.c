@@ -12,49 +12,13 @@
 #include <windows.h>
 
 #include "check.h"
+#include "handles.h"
 #include "json_check.h"
 
-/* Addresses above 4 GiB, so a 32-bit `long` anywhere on the way would show. */
-#define TEXTURE ((void *)(uintptr_t)0x00007ff612340000ull)
-#define RESOURCE ((void *)(uintptr_t)0x00007ff6abcd0010ull)
-
-static gpures_d3d11_texture_desc d3d11_texture(void) {
-  gpures_d3d11_texture_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.flags = GPURES_HAS_LUID;
-  d.texture = TEXTURE;
-  d.luid.high = -2;
-  d.luid.low = 0x80000007u;
-  d.row_pitch = 7680;
-  return d;
-}
-
-static gpures_d3d12_resource_desc d3d12_resource(void) {
-  gpures_d3d12_resource_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.resource = RESOURCE;
-  d.row_pitch = 256;
-  return d;
-}
-
-static gpures_d3d12_buffer_handle_desc d3d12_buffer_handle(void) {
-  gpures_d3d12_buffer_handle_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.flags = GPURES_HAS_LUID;
-  d.resource = RESOURCE;
-  d.luid.high = 1;
-  d.luid.low = 2;
-  d.size = 0x100000000ull; /* 4 GiB: does not fit 32 bits */
-  return d;
-}
-
-static uint32_t refcount_of(gpures_handle h) {
-  uint32_t n = 0;
-  return gpures_refcount(h, &n) == GPURES_OK ? n : 0;
-}
+/*
+** The D3D descriptors are the fixtures' (fixtures.gen.h): addresses above
+** 4 GiB and a 4 GiB size, so a 32-bit `long` anywhere on the way would show.
+*/
 
 static void check_json(gpures_handle h, const char *expected) {
   char json[512];
@@ -63,6 +27,13 @@ static void check_json(gpures_handle h, const char *expected) {
   CHECK_EQ(length, strlen(expected));
   CHECK(json_valid(json));
   CHECK_STR(json, expected);
+}
+
+/* `out`, zeroed, with struct_size saying its size: for a describe to fill. */
+static void *zeroed(void *out, uint32_t size) {
+  memset(out, 0, size);
+  memcpy(out, &size, sizeof size);
+  return out;
 }
 
 /* ------------------------------------------------------------ the D3D kinds */
@@ -81,7 +52,7 @@ static void windows_is_the_build_os_and_has_the_d3d_kinds(void) {
 
 static void d3d11_texture_creates_clones_describes_and_releases(void) {
   uint64_t live = gpures_live_handles(0);
-  gpures_d3d11_texture_desc d = d3d11_texture(), out;
+  gpures_d3d11_texture_desc d = gpures_fixture_d3d11_texture(), out;
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_d3d11_texture_create(&d, NULL, &h))) return;
   CHECK(h != 0);
@@ -97,7 +68,7 @@ static void d3d11_texture_creates_clones_describes_and_releases(void) {
   out.struct_size = sizeof out;
   if (CHECK_OK(gpures_d3d11_texture_describe(h, &out))) {
     CHECK(memcmp(&out, &d, sizeof d) == 0);
-    CHECK(out.texture == TEXTURE);
+    CHECK(out.texture == (void *)(uintptr_t)0x00007ff612340000ull);
     CHECK_EQ(out.luid.high, -2);
     CHECK_EQ(out.luid.low, 0x80000007u);
   }
@@ -122,23 +93,19 @@ static void d3d11_texture_creates_clones_describes_and_releases(void) {
 }
 
 static void d3d12_kinds_create_describe_and_release(void) {
-  gpures_d3d12_resource_desc r = d3d12_resource(), r_out;
+  gpures_d3d12_resource_desc r = gpures_fixture_d3d12_resource(), r_out;
   gpures_handle hr = 0;
   if (CHECK_OK(gpures_d3d12_resource_create(&r, NULL, &hr))) {
-    memset(&r_out, 0, sizeof r_out);
-    r_out.struct_size = sizeof r_out;
-    CHECK_OK(gpures_d3d12_resource_describe(hr, &r_out));
+    CHECK_OK(gpures_d3d12_resource_describe(hr, zeroed(&r_out, sizeof r_out)));
     CHECK(memcmp(&r_out, &r, sizeof r) == 0);
     check_json(hr, "{\"kind\":\"D3D12Resource\",\"kindId\":2,\"refcount\":1,"
                    "\"resource\":\"0x7ff6abcd0010\",\"luid\":null,\"rowPitch\":256}");
     CHECK_OK(gpures_d3d12_resource_release(hr));
   }
-  gpures_d3d12_buffer_handle_desc b = d3d12_buffer_handle(), b_out;
+  gpures_d3d12_buffer_handle_desc b = gpures_fixture_d3d12_buffer_handle(), b_out;
   gpures_handle hb = 0;
   if (CHECK_OK(gpures_d3d12_buffer_handle_create(&b, NULL, &hb))) {
-    memset(&b_out, 0, sizeof b_out);
-    b_out.struct_size = sizeof b_out;
-    CHECK_OK(gpures_d3d12_buffer_handle_describe(hb, &b_out));
+    CHECK_OK(gpures_d3d12_buffer_handle_describe(hb, zeroed(&b_out, sizeof b_out)));
     CHECK(memcmp(&b_out, &b, sizeof b) == 0);
     CHECK_EQ(b_out.size, 0x100000000ull);
     check_json(hb, "{\"kind\":\"D3D12BufferHandle\",\"kindId\":3,\"refcount\":1,"
@@ -151,21 +118,21 @@ static void d3d12_kinds_create_describe_and_release(void) {
 
 static void d3d_kinds_reject_what_section_2_rejects(void) {
   gpures_handle h = 5;
-  gpures_d3d11_texture_desc t = d3d11_texture();
+  gpures_d3d11_texture_desc t = gpures_fixture_d3d11_texture();
   t.texture = NULL;
   CHECK_FAILS(GPURES_E_NULL_HANDLE, "texture", gpures_d3d11_texture_create(&t, NULL, &h));
   CHECK_PREFIX(gpures_last_error(), "Cannot create D3D11Texture: ");
   CHECK_EQ(h, 0);
-  gpures_d3d12_resource_desc r = d3d12_resource();
+  gpures_d3d12_resource_desc r = gpures_fixture_d3d12_resource();
   r.resource = NULL;
   CHECK_FAILS(GPURES_E_NULL_HANDLE, "resource", gpures_d3d12_resource_create(&r, NULL, &h));
-  gpures_d3d12_buffer_handle_desc b = d3d12_buffer_handle();
+  gpures_d3d12_buffer_handle_desc b = gpures_fixture_d3d12_buffer_handle();
   b.size = 0;
   CHECK_FAILS(GPURES_E_ZERO_SIZE, "size", gpures_d3d12_buffer_handle_create(&b, NULL, &h));
-  b = d3d12_buffer_handle();
+  b = gpures_fixture_d3d12_buffer_handle();
   b.resource = NULL;
   CHECK_FAILS(GPURES_E_NULL_HANDLE, "resource", gpures_d3d12_buffer_handle_create(&b, NULL, &h));
-  t = d3d11_texture();
+  t = gpures_fixture_d3d11_texture();
   t.struct_size = 4;
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "structSize", gpures_d3d11_texture_create(&t, NULL, &h));
   CHECK_FAILS(GPURES_E_NULL_POINTER, "desc", gpures_d3d11_texture_create(NULL, NULL, &h));
@@ -173,7 +140,7 @@ static void d3d_kinds_reject_what_section_2_rejects(void) {
 }
 
 static void other_kinds_entry_points_refuse_a_d3d_handle(void) {
-  gpures_d3d11_texture_desc d = d3d11_texture();
+  gpures_d3d11_texture_desc d = gpures_fixture_d3d11_texture();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_d3d11_texture_create(&d, NULL, &h))) return;
   CHECK_FAILS(GPURES_E_WRONG_KIND, "handle", gpures_d3d12_resource_clone(h));
@@ -202,14 +169,11 @@ static void on_consumed(void *ctx) { (void)ctx; atomic_fetch_add(&consumed, 1); 
 static void d3d_keep_alive_and_event_queue_see_the_last_release_once(void) {
   uint32_t q = 0;
   if (!CHECK_OK(gpures_event_queue_open(&q))) return;
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.release = on_release;
-  o.keep_alive.mark_consumed = on_consumed;
-  o.event_queue = q;
-  o.event_token = 0xfeedface12345678ull;
-  gpures_d3d12_resource_desc d = d3d12_resource();
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .keep_alive = {NULL, on_release, on_consumed},
+                             .event_queue = q,
+                             .event_token = 0xfeedface12345678ull};
+  gpures_d3d12_resource_desc d = gpures_fixture_d3d12_resource();
   gpures_handle h = 0;
   if (CHECK_OK(gpures_d3d12_resource_create(&d, &o, &h))) {
     CHECK_OK(gpures_clone(h));
@@ -247,11 +211,8 @@ static DWORD WINAPI clone_release_loop(LPVOID arg) {
 
 static void win32_threads_clone_and_release_one_d3d_handle(void) {
   atomic_store(&released, 0);
-  gpures_create_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.keep_alive.release = on_release;
-  gpures_d3d11_texture_desc d = d3d11_texture();
+  gpures_create_options o = {.struct_size = sizeof o, .keep_alive = {NULL, on_release, NULL}};
+  gpures_d3d11_texture_desc d = gpures_fixture_d3d11_texture();
   gpures_handle h = 0;
   if (!CHECK_OK(gpures_d3d11_texture_create(&d, &o, &h))) return;
   HANDLE threads[THREADS];

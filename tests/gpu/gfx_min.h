@@ -22,6 +22,11 @@ typedef uint32_t VkBool32;
 typedef uint64_t VkDeviceSize;
 typedef int32_t VkResult;
 typedef int32_t VkStructureType;
+/* The two members every extensible Vulkan struct starts with. */
+#define VK_CHAIN \
+  VkStructureType sType; \
+  const void *pNext
+
 typedef struct VkInstance_T *VkInstance;
 typedef struct VkPhysicalDevice_T *VkPhysicalDevice;
 typedef struct VkDevice_T *VkDevice;
@@ -108,8 +113,7 @@ typedef struct VkExtent3D {
 } VkExtent3D;
 
 typedef struct VkApplicationInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   const char *pApplicationName;
   uint32_t applicationVersion;
   const char *pEngineName;
@@ -118,8 +122,7 @@ typedef struct VkApplicationInfo {
 } VkApplicationInfo;
 
 typedef struct VkInstanceCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   const VkApplicationInfo *pApplicationInfo;
   uint32_t enabledLayerCount;
@@ -190,8 +193,7 @@ typedef struct VkExtensionProperties {
 } VkExtensionProperties;
 
 typedef struct VkDeviceQueueCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   uint32_t queueFamilyIndex;
   uint32_t queueCount;
@@ -199,8 +201,7 @@ typedef struct VkDeviceQueueCreateInfo {
 } VkDeviceQueueCreateInfo;
 
 typedef struct VkDeviceCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   uint32_t queueCreateInfoCount;
   const VkDeviceQueueCreateInfo *pQueueCreateInfos;
@@ -212,8 +213,7 @@ typedef struct VkDeviceCreateInfo {
 } VkDeviceCreateInfo;
 
 typedef struct VkBufferCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   VkDeviceSize size;
   VkFlags usage;
@@ -223,8 +223,7 @@ typedef struct VkBufferCreateInfo {
 } VkBufferCreateInfo;
 
 typedef struct VkImageCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   int32_t imageType;
   int32_t format;
@@ -241,21 +240,18 @@ typedef struct VkImageCreateInfo {
 } VkImageCreateInfo;
 
 typedef struct VkExternalMemoryCreateInfo { /* ...Buffer/Image CreateInfo, ExportMemoryAllocateInfo */
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags handleTypes;
 } VkExternalMemoryCreateInfo;
 
 typedef struct VkMemoryDedicatedAllocateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkImage image;
   VkBuffer buffer;
 } VkMemoryDedicatedAllocateInfo;
 
 typedef struct VkMemoryAllocateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkDeviceSize allocationSize;
   uint32_t memoryTypeIndex;
 } VkMemoryAllocateInfo;
@@ -267,8 +263,7 @@ typedef struct VkMemoryRequirements {
 } VkMemoryRequirements;
 
 typedef struct VkMemoryGetFdInfoKHR {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkDeviceMemory memory;
   VkFlags handleType;
 } VkMemoryGetFdInfoKHR;
@@ -288,23 +283,20 @@ typedef struct VkSubresourceLayout {
 } VkSubresourceLayout;
 
 typedef struct VkCommandPoolCreateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   uint32_t queueFamilyIndex;
 } VkCommandPoolCreateInfo;
 
 typedef struct VkCommandBufferAllocateInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkCommandPool commandPool;
   int32_t level;
   uint32_t commandBufferCount;
 } VkCommandBufferAllocateInfo;
 
 typedef struct VkCommandBufferBeginInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags flags;
   const void *pInheritanceInfo;
 } VkCommandBufferBeginInfo;
@@ -316,15 +308,13 @@ typedef struct VkBufferCopy {
 } VkBufferCopy;
 
 typedef struct VkMemoryBarrier {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   VkFlags srcAccessMask;
   VkFlags dstAccessMask;
 } VkMemoryBarrier;
 
 typedef struct VkSubmitInfo {
-  VkStructureType sType;
-  const void *pNext;
+  VK_CHAIN;
   uint32_t waitSemaphoreCount;
   const VkSemaphore *pWaitSemaphores;
   const VkFlags *pWaitDstStageMask;

@@ -309,16 +309,9 @@ GP_API int gp_cu_fill_2d(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint3
   if (!h) return fail(-5, "out of host memory");
   for (uint32_t y = 0; y < rows; y++)
     for (uint32_t x = 0; x < row_bytes; x++) h[(uint64_t)y * row_bytes + x] = gp_pattern_2d(x, y, seed);
-  CUDA_MEMCPY2D c;
-  memset(&c, 0, sizeof c);
-  c.srcMemoryType = CU_MEMORYTYPE_HOST;
-  c.srcHost = h;
-  c.srcPitch = row_bytes;
-  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.dstDevice = ptr;
-  c.dstPitch = pitch;
-  c.WidthInBytes = row_bytes;
-  c.Height = rows;
+  CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = h, .srcPitch = row_bytes,
+                     .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = ptr, .dstPitch = pitch,
+                     .WidthInBytes = row_bytes, .Height = rows};
   CU(p_cuMemcpy2D(&c));
   return 0;
 }
@@ -328,16 +321,9 @@ GP_API int gp_cu_check_2d_host(uint64_t ptr, uint64_t pitch, uint32_t row_bytes,
                                uint32_t seed, uint64_t *out_mismatches) {
   uint8_t *h = host_scratch((size_t)row_bytes * rows);
   if (!h) return fail(-5, "out of host memory");
-  CUDA_MEMCPY2D c;
-  memset(&c, 0, sizeof c);
-  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.srcDevice = ptr;
-  c.srcPitch = pitch;
-  c.dstMemoryType = CU_MEMORYTYPE_HOST;
-  c.dstHost = h;
-  c.dstPitch = row_bytes;
-  c.WidthInBytes = row_bytes;
-  c.Height = rows;
+  CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = ptr, .srcPitch = pitch,
+                     .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = h, .dstPitch = row_bytes,
+                     .WidthInBytes = row_bytes, .Height = rows};
   CU(p_cuMemcpy2D(&c));
   *out_mismatches = count_2d(h, row_bytes, rows, seed);
   return 0;
@@ -401,15 +387,9 @@ GP_API int gp_cu_surface_fill(uint64_t surface, uint32_t width, uint32_t height,
 }
 
 static int array_to_host(CUarray array, uint8_t *h, uint32_t row_bytes, uint32_t rows) {
-  CUDA_MEMCPY2D c;
-  memset(&c, 0, sizeof c);
-  c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-  c.srcArray = array;
-  c.dstMemoryType = CU_MEMORYTYPE_HOST;
-  c.dstHost = h;
-  c.dstPitch = row_bytes;
-  c.WidthInBytes = row_bytes;
-  c.Height = rows;
+  CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_ARRAY, .srcArray = array,
+                     .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = h, .dstPitch = row_bytes,
+                     .WidthInBytes = row_bytes, .Height = rows};
   CU(p_cuMemcpy2D(&c));
   return 0;
 }
@@ -582,8 +562,7 @@ GP_API int gp_fd_close(int fd) { return close(fd) == 0 ? 0 : fail(-7, "close(%d)
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) X(vkCmdCopyBuffer)         \
   X(vkCmdPipelineBarrier) X(vkQueueSubmit) X(vkQueueWaitIdle)
 #define GP_VK_DECL(f) static PFN_##f vk_##f;
-GP_VK_INSTANCE_FNS(GP_VK_DECL)
-GP_VK_DEVICE_FNS(GP_VK_DECL)
+GP_VK_INSTANCE_FNS(GP_VK_DECL) GP_VK_DEVICE_FNS(GP_VK_DECL)
 #undef GP_VK_DECL
 
 static void *g_vk_lib;
@@ -870,22 +849,18 @@ static int ensure_staging(VkDeviceSize n) {
                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &type, &alloc);
 }
 
-/* Records and runs one copy on the Vulkan queue, then makes its writes visible to the host. */
-static int vk_copy(VkBuffer src, VkBuffer dst, VkDeviceSize n) {
+
+/* Starts recording g_cmd for one submission. */
+static int begin_commands(void) {
   VK(vk_vkResetCommandBuffer(g_cmd, 0));
   VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                  VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
   VK(vk_vkBeginCommandBuffer(g_cmd, &bi));
-  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_HOST_WRITE_BIT,
-                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  vk_vkCmdPipelineBarrier(g_cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                          &before, 0, NULL, 0, NULL);
-  VkBufferCopy region = {0, 0, n};
-  vk_vkCmdCopyBuffer(g_cmd, src, dst, 1, &region);
-  VkMemoryBarrier after = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
-                           VK_ACCESS_HOST_READ_BIT};
-  vk_vkCmdPipelineBarrier(g_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                          &after, 0, NULL, 0, NULL);
+  return 0;
+}
+
+/* Ends g_cmd, submits it and waits until the queue is idle. */
+static int submit_commands(void) {
   VK(vk_vkEndCommandBuffer(g_cmd));
   VkSubmitInfo si;
   memset(&si, 0, sizeof si);
@@ -896,6 +871,22 @@ static int vk_copy(VkBuffer src, VkBuffer dst, VkDeviceSize n) {
   VK(vk_vkQueueWaitIdle(g_queue));
   return 0;
 }
+/* Records and runs one copy on the Vulkan queue, then makes its writes visible to the host. */
+static int vk_copy(VkBuffer src, VkBuffer dst, VkDeviceSize n) {
+  int rc = begin_commands();
+  if (rc != 0) return rc;
+  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_HOST_WRITE_BIT,
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+  vk_vkCmdPipelineBarrier(g_cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                          &before, 0, NULL, 0, NULL);
+  VkBufferCopy region = {0, 0, n};
+  vk_vkCmdCopyBuffer(g_cmd, src, dst, 1, &region);
+  VkMemoryBarrier after = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
+                           VK_ACCESS_HOST_READ_BIT};
+  vk_vkCmdPipelineBarrier(g_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                          &after, 0, NULL, 0, NULL);
+  return submit_commands();
+}
 
 /*
 ** An empty submission whose barrier makes host writes available to the
@@ -903,23 +894,13 @@ static int vk_copy(VkBuffer src, VkBuffer dst, VkDeviceSize n) {
 */
 GP_API int gp_vk_host_flush(void) {
   if (!g_device) return fail(-4, "Vulkan is not open");
-  VK(vk_vkResetCommandBuffer(g_cmd, 0));
-  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
-  VK(vk_vkBeginCommandBuffer(g_cmd, &bi));
+  int rc = begin_commands();
+  if (rc != 0) return rc;
   VkMemoryBarrier b = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_HOST_WRITE_BIT,
                        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
   vk_vkCmdPipelineBarrier(g_cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
                           1, &b, 0, NULL, 0, NULL);
-  VK(vk_vkEndCommandBuffer(g_cmd));
-  VkSubmitInfo si;
-  memset(&si, 0, sizeof si);
-  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &g_cmd;
-  VK(vk_vkQueueSubmit(g_queue, 1, &si, 0));
-  VK(vk_vkQueueWaitIdle(g_queue));
-  return 0;
+  return submit_commands();
 }
 
 /*
@@ -1057,8 +1038,7 @@ GP_API int gp_vk_image_destroy(uint64_t image, uint64_t memory) {
   X(glTexParameteri) X(glTexImage2D) X(glTexSubImage2D) X(glGetTexImage)                           \
   X(glGetTexLevelParameteriv) X(glPixelStorei) X(glFinish)
 #define GP_GFX_DECL(f) static PFN_##f gl_##f;
-GP_EGL_FNS(GP_GFX_DECL)
-GP_GL_FNS(GP_GFX_DECL)
+GP_EGL_FNS(GP_GFX_DECL) GP_GL_FNS(GP_GFX_DECL)
 #undef GP_GFX_DECL
 
 static void *g_egl_lib;
@@ -1231,15 +1211,9 @@ GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint3
   } else {
     for (uint32_t y = 0; y < height; y++)
       for (uint32_t x = 0; x < width * 4; x++) h[(uint64_t)y * width * 4 + x] = gp_pattern_2d(x, y, seed);
-    CUDA_MEMCPY2D c;
-    memset(&c, 0, sizeof c);
-    c.srcMemoryType = CU_MEMORYTYPE_HOST;
-    c.srcHost = h;
-    c.srcPitch = width * 4;
-    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c.dstArray = array;
-    c.WidthInBytes = width * 4;
-    c.Height = height;
+    CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = h, .srcPitch = width * 4,
+                       .dstMemoryType = CU_MEMORYTYPE_ARRAY, .dstArray = array,
+                       .WidthInBytes = width * 4, .Height = height};
     r = p_cuMemcpy2D(&c);
     if (r != CUDA_SUCCESS) rc = fail(-(int)r - 1000, "cuMemcpy2D(host to GL array): %s", cu_name(r));
     *out_mismatches = 0;

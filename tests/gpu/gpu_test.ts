@@ -27,7 +27,7 @@ import {
   openProbe,
   type Probe,
   uuidString,
-} from "./_probe.ts";
+} from "./probe.ts";
 
 // ------------------------------------------------------------------ set-up
 

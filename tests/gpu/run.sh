@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU validation of gpures, on a Linux machine with an NVIDIA GPU: builds the
 # gpures library and the GPU probe (gpu_probe.c, kernels.cu), runs the GPU
-# tests (gpu_test.ts) and the benchmark (bench.ts), and prints everything.
+# tests (gpu_test.ts) and the benchmark (bench/gpu/bench.ts), and prints everything.
 # Without a GPU it prints one line "skipped: <reason>" and exits 0.
 #
 #   bash tests/gpu/run.sh
@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 out="$here/build"
-export NO_COLOR=1 # plain output, to be saved as last-run.txt
+export NO_COLOR=1 # plain output, to be saved as docs/gpu-last-run.txt
 
 skip() {
   echo "skipped: $*"
@@ -106,8 +106,8 @@ deno test --allow-ffi --allow-read --allow-env "$here/gpu_test.ts"
 tests_rc=$?
 
 echo
-echo "=== benchmark (deno run tests/gpu/bench.ts)"
-deno run --allow-ffi --allow-read --allow-env "$here/bench.ts"
+echo "=== benchmark (deno run bench/gpu/bench.ts)"
+deno run --allow-ffi --allow-read --allow-env "$root/bench/gpu/bench.ts"
 bench_rc=$?
 
 echo

@@ -10,16 +10,21 @@ export interface ChildResult {
 }
 
 const mod = new URL("../../mod.ts", import.meta.url).href;
-const libc = new URL("../_libc.ts", import.meta.url).href;
+const libc = new URL("../_support/libc.ts", import.meta.url).href;
+const fixtures = new URL("../_support/fixtures.ts", import.meta.url).href;
 
 /**
  * Runs `body` as a module in a child `deno eval` (all permissions, --expose-gc).
- * `MOD` and `LIBC` in the body are replaced by the module and test libc URLs.
+ * `MOD`, `LIBC` and `FIXTURES` in the body are replaced by the URLs of the
+ * module, the tests' libc and the tests' fixtures.
  * A child still running after `timeoutMs` is killed (SIGTERM): a hang shows
  * as that signal.
  */
 export async function runChild(body: string, timeoutMs = 60_000): Promise<ChildResult> {
-  const code = body.replaceAll("MOD", mod).replaceAll("LIBC", libc);
+  const code = body.replaceAll("MOD", mod).replaceAll("LIBC", libc).replaceAll(
+    "FIXTURES",
+    fixtures,
+  );
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["eval", "--v8-flags=--expose-gc", code],
     stdout: "piped",

@@ -17,7 +17,7 @@
 // Each result is one line of JSON on stdout.
 
 import { Channel, DmaBufHandle, GpuResourceError, liveHandles } from "../../mod.ts";
-import { countOpenFds, sealsOf } from "../_libc.ts";
+import { countOpenFds, sealsOf } from "../_support/libc.ts";
 import {
   closeFd,
   dropPrivileges,

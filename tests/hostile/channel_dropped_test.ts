@@ -5,13 +5,8 @@
 // receiver process of its own, whose RLIMIT_NOFILE is lowered for the call.
 
 import assert from "node:assert/strict";
-import { load } from "../../mod.ts";
 import { linux, Peer, socketPath } from "./_peer_wire.ts";
-
-function abi(): string {
-  const [major, minor] = load().abiVersion.split(".").map(Number);
-  return String((major << 16) | minor);
-}
+import { abi, stop } from "./_peers.ts";
 
 Deno.test({
   name: "a frame that arrives while the receiver is out of fds is reported as dropped " +
@@ -42,10 +37,7 @@ Deno.test({
       const { status, stderr } = await receiver.done();
       assert.ok(status.success, stderr);
     } finally {
-      receiver.kill();
-      peer?.kill();
-      await receiver.done();
-      await peer?.done();
+      await stop(receiver, peer);
     }
   },
 });

@@ -5,31 +5,10 @@
 // stays responsive, and sees the end of the channel as null, never a hang.
 
 import assert from "node:assert/strict";
-import { Channel, DmaBufHandle, GpuResourceError, liveHandles, load } from "../../mod.ts";
-import { countOpenFds, readAt } from "../_libc.ts";
-import { LIES, linux, Peer, quiesce, socketPath } from "./_peer_wire.ts";
-
-function abi(): string {
-  const [major, minor] = load().abiVersion.split(".").map(Number);
-  return String((major << 16) | minor);
-}
-
-/** A listener, a hostile peer connected to it, and the accepted channel. */
-async function withPeer(
-  args: string[],
-  fn: (channel: Channel, peer: Peer) => Promise<void>,
-): Promise<void> {
-  const path = socketPath("peer");
-  using listener = Channel.listen(path);
-  const peer = new Peer("./_peer_hostile.ts", [args[0], path, abi(), ...args.slice(1)]);
-  try {
-    using channel = await listener.accept();
-    await fn(channel, peer);
-  } finally {
-    peer.kill();
-    await peer.done();
-  }
-}
+import { DmaBufHandle, GpuResourceError, liveHandles } from "../../mod.ts";
+import { countOpenFds, readAt } from "../_support/libc.ts";
+import { LIES, linux, quiesce } from "./_peer_wire.ts";
+import { withPeer } from "./_peers.ts";
 
 /** Rejects when `p` has not settled within `ms`: a hang is a failure, not a stuck run. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -4,25 +4,17 @@
 // message carried closed, and the channel still carrying the next frame.
 
 import assert from "node:assert/strict";
-import { Channel, DmaBufHandle, InvalidHandleError, liveHandles, load } from "../../mod.ts";
-import { countOpenFds } from "../_libc.ts";
-import { linux, Peer, quiesce, socketPath, UNFIT_FDS } from "./_peer_wire.ts";
-
-function abi(): string {
-  const [major, minor] = load().abiVersion.split(".").map(Number);
-  return String((major << 16) | minor);
-}
+import { DmaBufHandle, InvalidHandleError, liveHandles } from "../../mod.ts";
+import { countOpenFds } from "../_support/libc.ts";
+import { linux, quiesce, UNFIT_FDS } from "./_peer_wire.ts";
+import { withPeer } from "./_peers.ts";
 
 Deno.test({
   name: "a peer's frame over a pipe, directory, socket or /dev/null is refused at receive, " +
     "naming fds[0], leaking no fd, and the next frame still arrives",
   ignore: !linux,
   async fn() {
-    const path = socketPath("unfit");
-    using listener = Channel.listen(path);
-    const peer = new Peer("./_peer_hostile.ts", ["unfit", path, abi()]);
-    try {
-      using channel = await listener.accept();
+    await withPeer(["unfit"], async (channel, peer) => {
       await peer.out.expect(`sent ${UNFIT_FDS.length}`);
       await quiesce();
       const fds = countOpenFds();
@@ -43,9 +35,6 @@ Deno.test({
       assert.equal(await channel.receive(), null);
       assert.equal(countOpenFds(), fds);
       assert.equal(liveHandles(), live);
-    } finally {
-      peer.kill();
-      await peer.done();
-    }
+    });
   },
 });

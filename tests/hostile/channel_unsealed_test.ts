@@ -6,16 +6,12 @@
 // trust the peer, and the peer's ftruncate() then fails in the peer.
 
 import assert from "node:assert/strict";
-import { Channel, DmaBufHandle, InvalidHandleError, liveHandles, load } from "../../mod.ts";
-import { countOpenFds, readAt, SEAL, sealsOf } from "../_libc.ts";
+import { DmaBufHandle, InvalidHandleError, liveHandles } from "../../mod.ts";
+import { countOpenFds, readAt, SEAL, sealsOf } from "../_support/libc.ts";
 import { linux, Peer, quiesce, socketPath } from "./_peer_wire.ts";
+import { abi, stop, withPeer } from "./_peers.ts";
 
 const RECEIVER_FLAGS = ["--allow-ffi", "--allow-env=GPURES_LIB"];
-
-function abi(): string {
-  const [major, minor] = load().abiVersion.split(".").map(Number);
-  return String((major << 16) | minor);
-}
 
 function refusedAs(field: string, pattern: RegExp) {
   return (e: InvalidHandleError) => {
@@ -32,11 +28,7 @@ Deno.test({
     "unless the receiver passes allowUnsealed",
   ignore: !linux,
   async fn() {
-    const path = socketPath("unsealed");
-    using listener = Channel.listen(path);
-    const peer = new Peer("./_peer_hostile.ts", ["unsealed", path, abi()]);
-    try {
-      using channel = await listener.accept();
+    const stderr = await withPeer(["unsealed"], async (channel, peer) => {
       await peer.out.expect("sent 6");
       await quiesce();
       const fds = countOpenFds();
@@ -66,11 +58,8 @@ Deno.test({
       assert.equal(await channel.receive(), null);
       assert.equal(countOpenFds(), fds);
       assert.equal(liveHandles(), live);
-    } finally {
-      peer.kill();
-      const { stderr } = await peer.done();
-      assert.equal(stderr.trim(), "", "the peer ran without errors");
-    }
+    });
+    assert.equal(stderr.trim(), "", "the peer ran without errors");
   },
 });
 
@@ -100,10 +89,7 @@ Deno.test({
       const { status, stderr } = await receiver.done();
       assert.ok(status.success && status.signal === null, `the receiver survived: ${stderr}`);
     } finally {
-      receiver.kill();
-      peer?.kill();
-      await receiver.done();
-      await peer?.done();
+      await stop(receiver, peer);
     }
   },
 });

@@ -11,7 +11,8 @@ import {
   liveHandles,
   VkBufferHandle,
 } from "../../mod.ts";
-import { close, isOpen, memfd } from "../_libc.ts";
+import { RGBA_FRAME_BYTES, rgbaFrame, valid } from "../_support/fixtures.ts";
+import { close, isOpen, memfd } from "../_support/libc.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -19,16 +20,9 @@ Deno.test({
   name: "an inherited takeOwnership: true does not adopt the caller's fd",
   ignore: !linux,
   fn() {
-    const fd = memfd(1024);
+    const fd = memfd(RGBA_FRAME_BYTES);
     const options = Object.create({ takeOwnership: true });
-    const frame = DmaBufHandle.create({
-      fds: [fd],
-      fourcc: 0x34324241,
-      modifier: 0n,
-      width: 16,
-      height: 16,
-      planes: [{ objectIndex: 0, offset: 0, stride: 64 }],
-    }, options);
+    const frame = rgbaFrame(fd, options);
     assert.notEqual(frame.describe().fds[0], fd, "the fd was duplicated");
     frame.release();
     assert.ok(isOpen(fd), "the caller's fd is still the caller's");
@@ -103,7 +97,7 @@ Deno.test("a typed array or DataView over a detached buffer is an InvalidHandleE
 
 Deno.test("GpuResource.fromRaw() prints the value it refused", () => {
   const stale = (() => {
-    const r = VkBufferHandle.create({ buffer: 1n, size: 16n });
+    const r = VkBufferHandle.create(valid("VkBufferHandle"));
     const raw = r.unsafeHandle;
     r.release();
     return raw;

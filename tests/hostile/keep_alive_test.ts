@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { load, VkBufferHandle } from "../../mod.ts";
 import { describeChild, runChild } from "./_child.ts";
+import { valid } from "../_support/fixtures.ts";
 
 /** Releases raw handles the way native code or another thread would: not through a wrapper. */
 function nativeRelease(...raws: bigint[]): void {
@@ -34,21 +35,21 @@ const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 Deno.test("a keep-alive whose release getter throws does not stop the rest of its batch", async () => {
   const ran: string[] = [];
   const errors = await uncaught(async () => {
-    const bad = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+    const bad = VkBufferHandle.create(valid("VkBufferHandle"), {
       keepAlive: {
         get release() {
           throw new Error("getter failed");
         },
       },
     });
-    const thrower = VkBufferHandle.create({ buffer: 2n, size: 16n }, {
+    const thrower = VkBufferHandle.create(valid("VkBufferHandle"), {
       keepAlive: {
         release() {
           throw new Error("release failed");
         },
       },
     });
-    const good = VkBufferHandle.create({ buffer: 3n, size: 16n }, {
+    const good = VkBufferHandle.create(valid("VkBufferHandle"), {
       keepAlive: { release: () => ran.push("good") },
     });
     // Released elsewhere, all three reach this isolate in one poll.
@@ -65,11 +66,12 @@ Deno.test("a keep-alive whose release getter throws does not stop the rest of it
 
 const CHILD = `
   import { load, VkBufferHandle } from "MOD";
+  import { valid } from "FIXTURES";
   const lib = Deno.dlopen(load().path, { gpures_release: { parameters: ["u64"], result: "i32" } });
-  const a = VkBufferHandle.create({ buffer: 1n, size: 16n }, {
+  const a = VkBufferHandle.create(valid("VkBufferHandle"), {
     keepAlive: { get release() { throw new Error("getter failed"); } },
   });
-  const b = VkBufferHandle.create({ buffer: 2n, size: 16n }, {
+  const b = VkBufferHandle.create(valid("VkBufferHandle"), {
     keepAlive: { release() { console.log("b released"); } },
   });
   lib.symbols.gpures_release(a.intoRaw()); // released elsewhere: delivered by the poll

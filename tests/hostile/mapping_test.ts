@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, type InvalidHandleError, liveMappings } from "../../mod.ts";
-import { close, memfd, SEAL, sealsOf, tmpfile, truncate } from "../_libc.ts";
+import { close, memfd, SEAL, sealsOf, tmpfile, truncate } from "../_support/libc.ts";
 import { describeChild, runChild } from "./_child.ts";
 
 const linux = Deno.build.os === "linux";
@@ -36,11 +36,10 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const r = await runChild(`
-      import { DmaBufHandle } from "MOD";
+      import { rgbaFrame } from "FIXTURES";
       import { memfd, truncate, close } from "LIBC";
       const fd = memfd(4096);
-      const frame = DmaBufHandle.create({ fds: [fd], fourcc: 0x34324241, modifier: 0n,
-        width: 16, height: 64, planes: [{ objectIndex: 0, offset: 0, stride: 64 }] });
+      const frame = rgbaFrame(fd);
       const pixels = new Uint8Array(frame.map());
       const shrunk = truncate(fd, 0); // whoever holds another fd of the object
       pixels[4095] = 7; // past the end of a shrunk file: SIGBUS
@@ -134,11 +133,11 @@ Deno.test({
 // ------------------------------------------ pages that outlive their mapping
 
 const CHILD_FRAME = `
-  import { DmaBufHandle, liveMappings } from "MOD";
+  import { liveMappings } from "MOD";
+  import { rgbaFrame } from "FIXTURES";
   import { memfd, close } from "LIBC";
   const fd = memfd(4096);
-  const frame = () => DmaBufHandle.create({ fds: [fd], fourcc: 0x34324241, modifier: 0n,
-    width: 16, height: 64, planes: [{ objectIndex: 0, offset: 0, stride: 64 }] });
+  const frame = () => rgbaFrame(fd);
   const collect = async () => {
     for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setTimeout(r, 10)); }
   };

@@ -4,32 +4,23 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, liveHandles, VkBufferHandle } from "../../mod.ts";
-import { isOpen, memfd } from "../_libc.ts";
+import { RGBA_FRAME_BYTES, rgbaDesc, rgbaFrame } from "../_support/fixtures.ts";
+import { isOpen, memfd } from "../_support/libc.ts";
 
 const linux = Deno.build.os === "linux";
-
-function frameDesc(fd: number) {
-  return {
-    fds: [fd],
-    fourcc: 0x34324241,
-    modifier: 0n,
-    width: 16,
-    height: 16,
-    planes: [{ objectIndex: 0, offset: 0, stride: 64 }],
-  };
-}
 
 Deno.test({
   name: "create() re-entered from a descriptor getter: each handle adopts only its own fd",
   ignore: !linux,
   fn() {
-    const a = memfd(1024), b = memfd(1024);
+    const a = memfd(RGBA_FRAME_BYTES), b = memfd(RGBA_FRAME_BYTES);
     let inner: DmaBufHandle | undefined;
+    const { planes, ...desc } = rgbaDesc(a);
     const outer = DmaBufHandle.create({
-      ...frameDesc(a),
+      ...desc,
       get planes() {
-        inner = DmaBufHandle.create(frameDesc(b), { takeOwnership: true });
-        return [{ objectIndex: 0, offset: 0, stride: 64 }];
+        inner = rgbaFrame(b, { takeOwnership: true });
+        return planes;
       },
     }, { takeOwnership: true });
     assert.deepEqual(outer.describe().fds, [a], "the outer handle owns the fd it was given");

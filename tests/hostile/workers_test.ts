@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { load, VkBufferHandle } from "../../mod.ts";
+import { valid } from "../_support/fixtures.ts";
 
 const QUEUES = 4096; // the library's table of event queues
 const env = Deno.permissions.querySync({ name: "env", variable: "GPURES_WORKER_LIFETIMES" });
@@ -54,7 +55,7 @@ async function settle(lib: ReturnType<typeof queues>): Promise<void> {
 }
 
 Deno.test("Worker lifetimes give their event queues back: more lifetimes than free queues", async () => {
-  VkBufferHandle.create({ buffer: 1n, size: 16n }, { keepAlive: {} }).release(); // main's own queue
+  VkBufferHandle.create(valid("VkBufferHandle"), { keepAlive: {} }).release(); // main's own queue
   const lib = queues();
   const free = 4;
   const taken = fill(lib, free);
@@ -70,6 +71,6 @@ Deno.test("Worker lifetimes give their event queues back: more lifetimes than fr
     for (const id of taken) lib.symbols.gpures_event_queue_close(id);
     lib.close();
   }
-  using after = VkBufferHandle.create({ buffer: 2n, size: 16n }, { keepAlive: {} });
+  using after = VkBufferHandle.create(valid("VkBufferHandle"), { keepAlive: {} });
   assert.equal(after.refcount, 1, "the main isolate still works");
 });

@@ -14,33 +14,27 @@
 import assert from "node:assert/strict";
 import {
   CpuBytes,
-  CpuPlanes,
   CpuSharedSlot,
-  CudaBufferHandle,
-  CudaPtr2D,
-  CudaSurface,
-  D3D11Texture,
-  D3D12BufferHandle,
-  D3D12Resource,
   DmaBufHandle,
-  GlBufferHandle,
-  GlTextureHandle,
   GpuResource,
   GpuResourceError,
   InvalidHandleError,
   liveHandles,
-  MetalBufferHandle,
-  MetalTextureHandle,
-  OpenClMem,
   ReleasedError,
   UnsupportedPlatformError,
-  VaapiSurface,
-  VkBufferHandle,
   VkImage,
   VkOpaqueFd,
   WrongKindError,
 } from "../../mod.ts";
-import { close, countOpenFds, isOpen, memfd } from "../_libc.ts";
+import {
+  CLASSES,
+  fixture,
+  FIXTURES,
+  gate,
+  type KindName,
+  validDesc,
+} from "../_support/fixtures.ts";
+import { close, countOpenFds, isOpen, memfd } from "../_support/libc.ts";
 
 type Desc = Record<string, unknown>;
 type Kind = {
@@ -51,93 +45,18 @@ type Kind = {
 };
 
 const MB = 1024 * 1024;
-const NV12 = 0x3231564e;
 const gc = (globalThis as { gc?: () => void }).gc;
-const ptr = (n: number) => Deno.UnsafePointer.create(BigInt(n));
-const gate = new BigUint64Array(1);
-const pixels = new Uint8Array(64 * 64 * 4);
 
-/** One memfd every fd-kind descriptor below names (duplicated, never adopted). */
+/** One memfd every fd of the descriptors below names (duplicated, never adopted). */
 const memory = memfd(64 * 1024);
 
 /** A valid descriptor of every kind except WgpuTexture (that needs a GPUTexture). */
-const kinds: [Kind, () => Desc][] = [
-  [D3D11Texture as unknown as Kind, () => ({ texture: ptr(0x1000), rowPitch: 256 })],
-  [D3D12Resource as unknown as Kind, () => ({ resource: ptr(0x1000), rowPitch: 256 })],
-  [D3D12BufferHandle as unknown as Kind, () => ({ resource: ptr(0x1000), size: 64n })],
-  [VkImage as unknown as Kind, () => ({
-    image: 1n,
-    device: ptr(0x2000),
-    deviceUuid: new Uint8Array(16).fill(3),
-    rowPitch: 256,
-    width: 64,
-    height: 64,
-    slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 9n },
-  })],
-  [VkBufferHandle as unknown as Kind, () => ({ buffer: 2n, size: 4096n })],
-  [VkOpaqueFd as unknown as Kind, () => ({
-    fd: memory,
-    size: 65536n,
-    memoryTypeIndex: 1,
-    offset: 0n,
-    dedicated: true,
-    width: 64,
-    height: 64,
-    format: "RgbaU8",
-    deviceUuid: new Uint8Array(16),
-  })],
-  [CudaPtr2D as unknown as Kind, () => ({
-    ptr: 0x7f0000000000n,
-    rowPitch: 256,
-    planeByteOffsets: [0n, 16384n],
-    width: 64,
-    height: 64,
-  })],
-  [CudaBufferHandle as unknown as Kind, () => ({ ptr: 0x7f0000000000n, size: 4096n })],
-  [CudaSurface as unknown as Kind, () => ({
-    surface: 5n,
-    format: "rgba8unorm",
-    width: 64,
-    height: 64,
-  })],
-  [OpenClMem as unknown as Kind, () => ({ mem: ptr(0x3000), queue: ptr(0x4000), rowPitch: 0 })],
-  [MetalTextureHandle as unknown as Kind, () => ({ texture: ptr(0x5000) })],
-  [MetalBufferHandle as unknown as Kind, () => ({ buffer: ptr(0x5000), rowPitch: 256 })],
-  [GlTextureHandle as unknown as Kind, () => ({
-    name: 3,
-    target: "Texture2D",
-    internalFormat: "Rgba8",
-  })],
-  [GlBufferHandle as unknown as Kind, () => ({ name: 4, target: "ArrayBuffer", size: 64n })],
-  [DmaBufHandle as unknown as Kind, () => ({
-    fds: [memory],
-    fourcc: NV12,
-    modifier: 0n,
-    width: 64,
-    height: 64,
-    planes: [{ objectIndex: 0, offset: 0, stride: 64 }, {
-      objectIndex: 0,
-      offset: 4096,
-      stride: 64,
-    }],
-  })],
-  [VaapiSurface as unknown as Kind, () => ({ surface: 0, display: ptr(0x6000) })],
-  [CpuBytes as unknown as Kind, () => ({
-    data: pixels,
-    rowPitch: 256,
-    format: "RgbaU8",
-    width: 64,
-    height: 64,
-  })],
-  [CpuPlanes as unknown as Kind, () => ({
-    format: "NV12",
-    planes: [{ data: pixels.subarray(0, 4096), rowPitch: 64 }, {
-      data: pixels.subarray(4096, 6144),
-      rowPitch: 64,
-    }],
-  })],
-  [CpuSharedSlot as unknown as Kind, () => ({ size: 4096n, rowPitch: 64, format: "NV12" })],
-];
+const kinds: [Kind, () => Desc][] = (Object.keys(FIXTURES) as KindName[])
+  .filter((name) => name !== "WgpuTexture")
+  .map((name) => [
+    CLASSES[name] as unknown as Kind,
+    () => fixture(name, { fds: [memory, memory] }).desc,
+  ]);
 const supported = kinds.filter(([cls]) => GpuResource.isSupported(cls.name as never));
 
 function rss(): number {
@@ -197,9 +116,12 @@ Deno.test("100k DmaBufHandle and 100k VkOpaqueFd create/release cycles leave the
       const adopted = memfd(65536);
       VkOpaqueFd.create({ ...opaque, fd: adopted } as never, { takeOwnership: true }).release();
       assert.ok(!isOpen(adopted), "the adopted fd was closed by the last release");
-      const refused = memfd(4096); // too small for the planes: refused, and still the caller's
+      const refused = memfd(1024); // too small for the planes: refused, and still the caller's
       assertTyped(
-        () => DmaBufHandle.create({ ...dma, fds: [refused] } as never, { takeOwnership: true }),
+        () =>
+          DmaBufHandle.create({ ...dma, fds: [refused, refused] } as never, {
+            takeOwnership: true,
+          }),
         InvalidHandleError,
       );
       assert.ok(isOpen(refused), "a refused create leaves the caller's fd open");
@@ -215,16 +137,14 @@ Deno.test("100k DmaBufHandle and 100k VkOpaqueFd create/release cycles leave the
 // ------------------------------------------------------------------------ RSS
 
 Deno.test("1M create/release cycles keep RSS within +20 MB after a warm-up", () => {
-  const desc = { size: 4096n, rowPitch: 64, format: "NV12" } as const;
+  const desc = validDesc("CpuSharedSlot");
+  const bytes = validDesc("CpuBytes");
   const cycles = (n: number) => {
     for (let i = 0; i < n; i++) {
-      const slot = CpuSharedSlot.create(desc);
+      const slot = CpuSharedSlot.create(desc as never);
       if (i % 16 === 0) { // a keep-alive's bookkeeping and a clone, now and then
         slot.clone().release();
-        CpuBytes.create(
-          { data: pixels, rowPitch: 256, format: "RgbaU8" },
-          { keepAlive: { release() {} } },
-        ).release();
+        CpuBytes.create(bytes as never, { keepAlive: { release() {} } }).release();
       }
       slot.release();
     }

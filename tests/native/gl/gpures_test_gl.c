@@ -39,9 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpures.h"
-
-#define API __attribute__((visibility("default")))
+#include "../helper.h"
 
 /* DRM fourccs and modifiers (drm_fourcc.h is in libdrm-dev; not needed for six numbers). */
 #define FOURCC(a, b, c, d) \
@@ -53,7 +51,6 @@
 #define DRM_FORMAT_NV12 FOURCC('N', 'V', '1', '2')
 #define DRM_FORMAT_MOD_INVALID 0x00ffffffffffffffull
 
-static char g_error[1024];
 static EGLDisplay g_display = EGL_NO_DISPLAY;
 static EGLContext g_context = EGL_NO_CONTEXT;
 static int g_has_modifiers; /* EGL_EXT_image_dma_buf_import_modifiers */
@@ -62,21 +59,8 @@ static PFNEGLDESTROYIMAGEKHRPROC p_eglDestroyImageKHR;
 static PFNGLEGLIMAGETARGETTEXTURE2DOESPROC p_glEGLImageTargetTexture2DOES;
 static GLuint g_external_program; /* samples a GL_TEXTURE_EXTERNAL_OES (YUV) texture */
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-static int fail_gpures(const char *what, int status) {
-  return fail("%s: %s (%s)", what, gpures_status_name(status), gpures_last_error());
-}
-
 /* The last failure's reason. */
-API const char *gpures_test_gl_last_error(void) { return g_error; }
+API const char *gpures_test_gl_last_error(void) { return helper_error; }
 
 static int has_word(const char *list, const char *word) {
   size_t n = strlen(word);
@@ -309,10 +293,7 @@ static int read_rgba(GLuint texture, uint32_t width, uint32_t height, uint8_t *o
 API int gpures_test_gl_read_texture(uint64_t handle, uint8_t *out, uint64_t capacity,
                                     uint32_t *out_extent) {
   gpures_gl_texture_handle_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.struct_size = sizeof desc;
-  int status = gpures_gl_texture_handle_describe(handle, &desc);
-  if (status != GPURES_OK) return fail_gpures("gpures_gl_texture_handle_describe", status);
+  HELPER_DESCRIBE(gpures_gl_texture_handle_describe, handle, desc);
   if ((status = gpures_clone(handle)) != GPURES_OK) return fail_gpures("gpures_clone", status);
   int rc = use_context(desc.context);
   if (rc == 0 && desc.target != GL_TEXTURE_2D) {
@@ -355,10 +336,7 @@ API int gpures_test_gl_read_texture(uint64_t handle, uint8_t *out, uint64_t capa
 */
 API int gpures_test_gl_read_buffer(uint64_t handle, uint8_t *out, uint64_t capacity) {
   gpures_gl_buffer_handle_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.struct_size = sizeof desc;
-  int status = gpures_gl_buffer_handle_describe(handle, &desc);
-  if (status != GPURES_OK) return fail_gpures("gpures_gl_buffer_handle_describe", status);
+  HELPER_DESCRIBE(gpures_gl_buffer_handle_describe, handle, desc);
   if (desc.size > capacity) {
     return fail("the buffer has %llu bytes, out has %llu", (unsigned long long)desc.size,
                 (unsigned long long)capacity);
@@ -752,10 +730,7 @@ static void clear_rgba(uint32_t rgba) {
 API int gpures_test_gl_fill_texture(uint64_t handle, uint32_t background, uint32_t foreground,
                                     uint32_t x, uint32_t y, uint32_t w, uint32_t h) {
   gpures_gl_texture_handle_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.struct_size = sizeof desc;
-  int status = gpures_gl_texture_handle_describe(handle, &desc);
-  if (status != GPURES_OK) return fail_gpures("gpures_gl_texture_handle_describe", status);
+  HELPER_DESCRIBE(gpures_gl_texture_handle_describe, handle, desc);
   if (use_context(desc.context) != 0) return -1;
   if (desc.target != GL_TEXTURE_2D) {
     return fail("target 0x%x: this writer renders into GL_TEXTURE_2D", desc.target);

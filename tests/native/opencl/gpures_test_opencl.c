@@ -28,27 +28,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpures.h"
-
-#define API __attribute__((visibility("default")))
-
-static char g_error[1024];
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-static int fail_gpures(const char *what, int status) {
-  return fail("%s: %s (%s)", what, gpures_status_name(status), gpures_last_error());
-}
+#include "../helper.h"
 
 /* The last failure's reason. */
-API const char *gpures_test_cl_last_error(void) { return g_error; }
+API const char *gpures_test_cl_last_error(void) { return helper_error; }
 
 /*
 ** The kind id of a handle as this library's gpures sees it, or 0 when it names
@@ -267,10 +250,7 @@ API int gpures_test_cl_release_context(void *context) {
 API int gpures_test_cl_read(uint64_t handle, uint8_t *out, uint64_t capacity,
                             uint64_t *out_length) {
   gpures_open_cl_mem_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.struct_size = sizeof desc;
-  int status = gpures_open_cl_mem_describe(handle, &desc);
-  if (status != GPURES_OK) return fail_gpures("gpures_open_cl_mem_describe", status);
+  HELPER_DESCRIBE(gpures_open_cl_mem_describe, handle, desc);
   if ((status = gpures_clone(handle)) != GPURES_OK) return fail_gpures("gpures_clone", status);
   cl_mem mem = (cl_mem)desc.mem;
   cl_command_queue queue = (cl_command_queue)desc.queue;

@@ -32,9 +32,10 @@
 
 #include <vulkan/vulkan.h>
 
-#include "gpures.h"
+#define HELPER_ERROR_THREAD_LOCAL /* each calling thread keeps its own last error */
+#include "../helper.h"
 
-#define GVK_API __attribute__((visibility("default")))
+#define GVK_API API
 
 /* gvk_caps() bits. */
 enum {
@@ -108,17 +109,6 @@ static gvk_context *g_contexts;
 
 /* ------------------------------------------------------------------ errors */
 
-static _Thread_local char g_error[512];
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 static const char *vk_result_name(VkResult r) {
   switch (r) {
   case VK_SUCCESS: return "VK_SUCCESS";
@@ -145,7 +135,7 @@ static int gpures_fail(int status, const char *what) {
 }
 
 /* The reason the last call failed, on this thread. */
-GVK_API const char *gvk_last_error(void) { return g_error; }
+GVK_API const char *gvk_last_error(void) { return helper_error; }
 
 /* ------------------------------------------------------------------ memory */
 

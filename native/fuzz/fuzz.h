@@ -1,0 +1,45 @@
+/*
+** fuzz.h: what the libFuzzer targets share. A target defines FUZZ_NAME, then
+** includes this for the system headers, gpures.h, the fd helpers of the C
+** tests (../tests/fd_util.h: make_memfd, fd_is_open, fd_is_closed,
+** send_with_fds) and FUZZ_EXPECT(cond, ...), which reports a broken promise
+** through FUZZ_FAIL: abort() for libFuzzer, unless the includer defined its
+** own (native/tests/test_regressions.c counts a failed check instead).
+*/
+#ifndef GPURES_FUZZ_H
+#define GPURES_FUZZ_H
+
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gpures.h"
+#include "../tests/fd_util.h"
+
+/* How a broken promise is reported: abort() for libFuzzer, a counted failure in the C tests. */
+#ifndef FUZZ_FAIL
+#  define FUZZ_FAIL(...)                                                  \
+    do {                                                                  \
+      fprintf(stderr, FUZZ_NAME ": %s:%d: ", __FILE__, __LINE__);         \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fprintf(stderr, "\n  last error: %s\n", gpures_last_error());       \
+      abort();                                                            \
+    } while (0)
+#endif
+#define FUZZ_EXPECT(cond, ...)           \
+  do {                                   \
+    if (!(cond)) FUZZ_FAIL(__VA_ARGS__); \
+  } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#endif /* GPURES_FUZZ_H */

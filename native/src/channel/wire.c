@@ -1,0 +1,229 @@
+/*
+** wire.c: the message a channel carries, one datagram per handle:
+** a gpures__wire_header, the descriptor as bytes, the fds attached.
+**
+** The receiver trusts nothing in a message. A peer can lie in the header
+** (sizes, counts, kind), in the descriptor (fd fields, addresses) and in what
+** it attaches (fewer or more fds than named, fds that cannot back a frame,
+** memory it can still shrink). gpures__wire_decode() refuses each lie with the
+** field at fault before gpures_create() sees the descriptor, and then create
+** validates it exactly as for a local caller.
+*/
+#if !defined(_WIN32)
+#include <string.h>
+
+#include "channel.h"
+
+static bool owns_fds(uint32_t kind) {
+  const gpures__variant *v = gpures__variant_of(kind);
+  return v && v->owns_fds;
+}
+
+/* Whether byte range [offset, offset + size) of a descriptor lies within `given` bytes. */
+static bool within(uint32_t offset, uint32_t size, uint32_t given) {
+  return (uint64_t)offset + size <= given;
+}
+
+/* ------------------------------------------------------------------ sending */
+
+/*
+** Turns a described descriptor into its wire form: fd fields become their
+** positions 0, 1, ... and every address is dropped (an optional group holding
+** one is marked absent). Returns the number of fd fields.
+*/
+static uint32_t to_wire(const gpures__variant *v, void *desc) {
+  uint32_t flags, drop = 0, position = 0;
+  memcpy(&flags, (unsigned char *)desc + 4, 4);
+  for (uint32_t r = 0; r < v->num_fields; r++)
+    if (v->fields[r].type == GPURES_FIELD_PTR) drop |= v->fields[r].present_bit;
+  for (uint32_t r = 0; r < v->num_fields; r++) {
+    const gpures_field_info *f = &v->fields[r];
+    if (f->type == GPURES_FIELD_FD) {
+      uint32_t n = gpures__field_len(f, desc);
+      for (uint32_t i = 0; i < n; i++) gpures__field_set(f, desc, i, position++);
+    } else if (f->type == GPURES_FIELD_PTR || (f->present_bit & drop)) {
+      for (uint32_t i = 0; i < f->count; i++)
+        memset((unsigned char *)desc + f->offset + (size_t)i * f->stride, 0, f->size);
+    }
+  }
+  flags &= ~drop;
+  memcpy((unsigned char *)desc + 4, &flags, 4);
+  return position;
+}
+
+int gpures__wire_encode(gpures__op *op, gpures_handle handle, gpures__wire_message *out) {
+  uint32_t kind = 0;
+  int status = gpures_kind(handle, &kind);
+  if (status != GPURES_OK) return gpures__refail(*op, status);
+  op->kind = kind;
+  if (!owns_fds(kind))
+    return gpures__fail(*op, GPURES_E_WRONG_KIND, "resource",
+                        "%s is process-local (it names memory or objects of this process); only "
+                        "kinds that own fds (DmaBufHandle, VkOpaqueFd) cross processes",
+                        gpures__kind_name(kind));
+  const gpures__variant *v = gpures__variant_of(kind);
+  memset(out, 0, sizeof *out);
+  if ((status = gpures_describe(handle, out->desc, v->desc_size)) != GPURES_OK)
+    return gpures__refail(*op, status);
+  out->h.num_fds = to_wire(v, out->desc);
+  out->h.magic = GPURES__WIRE_MAGIC;
+  out->h.abi = gpures_abi_version();
+  out->h.header_size = sizeof out->h;
+  out->h.kind = kind;
+  out->h.desc_size = v->desc_size;
+  return GPURES_OK;
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+/* The header: ours, a kind that owns fds, and as many bytes as it announces. */
+static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) {
+  if (h->magic != GPURES__WIRE_MAGIC)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "message",
+                        "the message is not a gpures handle (magic 0x%08x)", h->magic);
+  if (h->abi >> 16 != GPURES_ABI_MAJOR)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "abi",
+                        "the sender's ABI is %u.%u; this library's major version is %u",
+                        h->abi >> 16, h->abi & 0xffffu, GPURES_ABI_MAJOR);
+  if (h->header_size != sizeof *h)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "headerSize",
+                        "headerSize is %u, not %zu", h->header_size, sizeof *h);
+  if (!gpures__variant_of(h->kind))
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "kind", "kind %u does not exist", h->kind);
+  op->kind = h->kind;
+  if (!owns_fds(h->kind))
+    return gpures__fail(*op, GPURES_E_WRONG_KIND, "kind",
+                        "%s is process-local; only kinds that own fds cross processes",
+                        gpures__kind_name(h->kind));
+  if (h->desc_size > GPURES__WIRE_MAX_DESC || h->desc_size != n - sizeof *h)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
+                        "the header announces %u descriptor bytes but %zu arrived", h->desc_size,
+                        n - sizeof *h);
+  return GPURES_OK;
+}
+
+/* The descriptor's struct_size and the fds: what the header and the datagram say. */
+static int check_sizes(gpures__op *op, const gpures__wire_header *h, const unsigned char *desc,
+                       uint32_t nfds) {
+  if (h->desc_size < 8)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "structSize",
+                        "the descriptor has %u bytes, fewer than its struct_size and flags",
+                        h->desc_size);
+  uint32_t struct_size;
+  memcpy(&struct_size, desc, 4);
+  if (struct_size != h->desc_size)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "structSize",
+                        "structSize is %u but the message carries %u descriptor bytes",
+                        struct_size, h->desc_size);
+  if (h->num_fds != nfds)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
+                        "the header announces %u fds but %u arrived", h->num_fds, nfds);
+  if (nfds > GPURES__WIRE_MAX_FDS)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
+                        "%u fds arrived; a descriptor names at most %u", nfds,
+                        GPURES__WIRE_MAX_FDS);
+  return GPURES_OK;
+}
+
+/* Array lengths first: create says the same, but before any fd is looked at. */
+static int check_counts(gpures__op *op, const gpures__variant *v, const unsigned char *desc) {
+  for (uint32_t row = 0; row < v->num_fields; row++) {
+    const gpures_field_info *f = &v->fields[row];
+    uint32_t entries = f->type == GPURES_FIELD_COUNT ? (uint32_t)gpures__field_get(f, desc, 0) : 0;
+    if (entries > f->count)
+      return gpures__fail(*op, GPURES_E_INVALID_VALUE, f->path,
+                          "%s has %u entries; at most %u are allowed", f->path, entries, f->count);
+  }
+  return GPURES_OK;
+}
+
+/* One element of a field: no address; an fd field names the next attached fd, which then goes in. */
+static int place_element(gpures__op *op, const gpures_field_info *f, uint32_t i,
+                         unsigned char *desc, uint32_t desc_size, const int *fds, uint32_t nfds,
+                         uint32_t *position) {
+  char path[96];
+  if (f->type == GPURES_FIELD_PTR && gpures__field_get(f, desc, i) != 0) {
+    gpures__field_path(f, i, path, sizeof path);
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, path,
+                        "%s is an address of the sending process; addresses do not cross "
+                        "processes", path);
+  }
+  if (f->type != GPURES_FIELD_FD) return GPURES_OK;
+  gpures__field_path(f, i, path, sizeof path);
+  if (!within(f->offset + i * f->stride, f->size, desc_size))
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, path,
+                        "%s lies past the descriptor's %u bytes", path, desc_size);
+  int64_t value = (int64_t)gpures__field_get(f, desc, i);
+  if (value != (int64_t)*position || *position >= nfds)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, path,
+                        "%s is %lld; in a message it must be %u, the position of an attached "
+                        "fd (%u arrived)", path, (long long)value, *position, nfds);
+  gpures__field_set(f, desc, i, (uint64_t)(int64_t)fds[*position]);
+  (*position)++;
+  return GPURES_OK;
+}
+
+/* Puts the received fds into the descriptor's fd fields; every attached fd must be named. */
+static int place_fds(gpures__op *op, const gpures__variant *v, unsigned char *desc,
+                     uint32_t desc_size, const int *fds, uint32_t nfds) {
+  uint32_t position = 0;
+  for (uint32_t row = 0; row < v->num_fields; row++) {
+    const gpures_field_info *f = &v->fields[row];
+    uint32_t used = gpures__field_len(f, desc);
+    for (uint32_t i = 0; i < used; i++) {
+      int status = place_element(op, f, i, desc, desc_size, fds, nfds, &position);
+      if (status != GPURES_OK) return status;
+    }
+  }
+  if (position != nfds)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
+                        "the descriptor names %u fds but %u arrived", position, nfds);
+  return GPURES_OK;
+}
+
+/*
+** Each fd as the descriptor names it: one that cannot back a frame, or whose
+** memory the peer could still shrink under a mapping here, is refused now
+** (not at map time, when the frame is already in use).
+*/
+static int check_fds(gpures__op *op, const gpures__variant *v, const unsigned char *desc,
+                     bool allow_unsealed) {
+  for (uint32_t row = 0; row < v->num_fields; row++) {
+    const gpures_field_info *f = &v->fields[row];
+    if (f->type != GPURES_FIELD_FD) continue;
+    uint32_t used = gpures__field_len(f, desc);
+    for (uint32_t i = 0; i < used; i++) {
+      char path[96];
+      gpures__field_path(f, i, path, sizeof path);
+      int fd = (int)(int64_t)gpures__field_get(f, desc, i);
+      int status = gpures__check_frame_fd(*op, path, fd, allow_unsealed);
+      if (status != GPURES_OK) return status;
+    }
+  }
+  return GPURES_OK;
+}
+
+int gpures__wire_decode(gpures__op *op, unsigned char *buf, size_t n, const int *fds,
+                        uint32_t nfds, bool allow_unsealed, gpures_handle *out_handle) {
+  gpures__wire_header h;
+  if (n < sizeof h)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "message",
+                        "the message has %zu bytes, fewer than the %zu of a header", n, sizeof h);
+  memcpy(&h, buf, sizeof h);
+  unsigned char *desc = buf + sizeof h;
+  int status = check_header(op, &h, n);
+  if (status == GPURES_OK) status = check_sizes(op, &h, desc, nfds);
+  const gpures__variant *v = gpures__variant_of(h.kind);
+  if (status == GPURES_OK) status = check_counts(op, v, desc);
+  /* The buffer is zero past the descriptor, so fields it does not reach read as 0. */
+  if (status == GPURES_OK) status = place_fds(op, v, desc, h.desc_size, fds, nfds);
+  if (status == GPURES_OK) status = check_fds(op, v, desc, allow_unsealed);
+  if (status != GPURES_OK) return status;
+
+  gpures_create_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.flags = GPURES_CREATE_TAKE_OWNERSHIP;
+  return gpures_create(h.kind, desc, &options, out_handle); /* create's own message and field */
+}
+#endif

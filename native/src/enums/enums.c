@@ -1,0 +1,185 @@
+/* enums.c: named values of the enumerations descriptors store as uint32_t. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../internal.h"
+
+/*
+** The tables index by id - 1 (`values` below begins with the pixel formats,
+** in id order) and the *_MAX enums count the rows: ids are 1 .. N in order.
+*/
+enum { GPURES_ENUM_SET_LIST(GPURES__POSITION) SET_ROWS };
+GPURES_ENUM_SET_LIST(GPURES__IN_ORDER)
+_Static_assert((int)SET_ROWS == (int)GPURES_ENUM_SET_MAX, "GPURES_ENUM_SET_MAX counts the sets");
+enum { GPURES_PIXEL_FORMAT_LIST(GPURES__POSITION) PF_ROWS };
+GPURES_PIXEL_FORMAT_LIST(GPURES__IN_ORDER)
+_Static_assert((int)PF_ROWS == (int)GPURES_PF_MAX, "GPURES_PF_MAX counts the formats");
+
+#define PIXEL_FORMAT(id, UPPER, Name) {GPURES_ENUM_PIXEL_FORMAT, id, #Name},
+#define GL_TEXTURE_TARGET(value, name) {GPURES_ENUM_GL_TEXTURE_TARGET, value, name},
+#define GL_BUFFER_TARGET(value, name) {GPURES_ENUM_GL_BUFFER_TARGET, value, name},
+#define GL_INTERNAL_FORMAT(value, name) {GPURES_ENUM_GL_INTERNAL_FORMAT, value, name},
+#define WGPU_FORMAT(value, name) {GPURES_ENUM_WGPU_TEXTURE_FORMAT, value, name},
+#define WGPU_DIMENSION(value, name) {GPURES_ENUM_WGPU_TEXTURE_DIMENSION, value, name},
+
+/* GL values are the real GL enums; WebGPU ones are gpures's own stable ids. */
+static const gpures_enum_value values[] = {
+  GPURES_PIXEL_FORMAT_LIST(PIXEL_FORMAT)
+
+  GL_TEXTURE_TARGET(0x0DE1, "Texture2D")
+  GL_TEXTURE_TARGET(0x8C1A, "Texture2DArray")
+  GL_TEXTURE_TARGET(0x806F, "Texture3D")
+  GL_TEXTURE_TARGET(0x8513, "CubeMap")
+  GL_TEXTURE_TARGET(0x84F5, "Rectangle")
+  GL_TEXTURE_TARGET(0x8D41, "Renderbuffer")
+
+  GL_BUFFER_TARGET(0x8892, "ArrayBuffer")
+  GL_BUFFER_TARGET(0x8893, "ElementArrayBuffer")
+  GL_BUFFER_TARGET(0x88EC, "PixelUnpackBuffer")
+  GL_BUFFER_TARGET(0x88EB, "PixelPackBuffer")
+  GL_BUFFER_TARGET(0x90D2, "ShaderStorageBuffer")
+  GL_BUFFER_TARGET(0x8A11, "UniformBuffer")
+  GL_BUFFER_TARGET(0x8C8E, "TransformFeedbackBuffer")
+  GL_BUFFER_TARGET(0x8F36, "CopyReadBuffer")
+  GL_BUFFER_TARGET(0x8F37, "CopyWriteBuffer")
+
+  GL_INTERNAL_FORMAT(0x0000, "Unspecified")
+  GL_INTERNAL_FORMAT(0x8229, "R8")
+  GL_INTERNAL_FORMAT(0x8F94, "R8Snorm")
+  GL_INTERNAL_FORMAT(0x8232, "R8Ui")
+  GL_INTERNAL_FORMAT(0x8231, "R8I")
+  GL_INTERNAL_FORMAT(0x822A, "R16")
+  GL_INTERNAL_FORMAT(0x822D, "R16F")
+  GL_INTERNAL_FORMAT(0x8234, "R16Ui")
+  GL_INTERNAL_FORMAT(0x8233, "R16I")
+  GL_INTERNAL_FORMAT(0x822E, "R32F")
+  GL_INTERNAL_FORMAT(0x822B, "Rg8")
+  GL_INTERNAL_FORMAT(0x8F95, "Rg8Snorm")
+  GL_INTERNAL_FORMAT(0x822C, "Rg16")
+  GL_INTERNAL_FORMAT(0x822F, "Rg16F")
+  GL_INTERNAL_FORMAT(0x8058, "Rgba8")
+  GL_INTERNAL_FORMAT(0x8C43, "Srgb8Alpha8")
+  GL_INTERNAL_FORMAT(0x8F97, "Rgba8Snorm")
+  GL_INTERNAL_FORMAT(0x8059, "Rgb10A2")
+  GL_INTERNAL_FORMAT(0x805B, "Rgba16")
+  GL_INTERNAL_FORMAT(0x881A, "Rgba16F")
+  GL_INTERNAL_FORMAT(0x8814, "Rgba32F")
+  GL_INTERNAL_FORMAT(0x8C3A, "R11fG11fB10f")
+  GL_INTERNAL_FORMAT(0x93A1, "Bgra8")
+  GL_INTERNAL_FORMAT(0x81A5, "Depth16")
+  GL_INTERNAL_FORMAT(0x88F0, "Depth24Stencil8")
+
+  WGPU_FORMAT(1, "r8unorm") WGPU_FORMAT(2, "r8snorm") WGPU_FORMAT(3, "r8uint")
+  WGPU_FORMAT(4, "r8sint") WGPU_FORMAT(5, "r16uint") WGPU_FORMAT(6, "r16sint")
+  WGPU_FORMAT(7, "r16float") WGPU_FORMAT(8, "rg8unorm") WGPU_FORMAT(9, "rg8snorm")
+  WGPU_FORMAT(10, "rg8uint") WGPU_FORMAT(11, "rg8sint") WGPU_FORMAT(12, "r32uint")
+  WGPU_FORMAT(13, "r32sint") WGPU_FORMAT(14, "r32float") WGPU_FORMAT(15, "rg16uint")
+  WGPU_FORMAT(16, "rg16sint") WGPU_FORMAT(17, "rg16float") WGPU_FORMAT(18, "rgba8unorm")
+  WGPU_FORMAT(19, "rgba8unorm-srgb") WGPU_FORMAT(20, "rgba8snorm") WGPU_FORMAT(21, "rgba8uint")
+  WGPU_FORMAT(22, "rgba8sint") WGPU_FORMAT(23, "bgra8unorm") WGPU_FORMAT(24, "bgra8unorm-srgb")
+  WGPU_FORMAT(25, "rgb9e5ufloat") WGPU_FORMAT(26, "rgb10a2uint") WGPU_FORMAT(27, "rgb10a2unorm")
+  WGPU_FORMAT(28, "rg11b10ufloat") WGPU_FORMAT(29, "rg32uint") WGPU_FORMAT(30, "rg32sint")
+  WGPU_FORMAT(31, "rg32float") WGPU_FORMAT(32, "rgba16uint") WGPU_FORMAT(33, "rgba16sint")
+  WGPU_FORMAT(34, "rgba16float") WGPU_FORMAT(35, "rgba32uint") WGPU_FORMAT(36, "rgba32sint")
+  WGPU_FORMAT(37, "rgba32float") WGPU_FORMAT(38, "stencil8") WGPU_FORMAT(39, "depth16unorm")
+  WGPU_FORMAT(40, "depth24plus") WGPU_FORMAT(41, "depth24plus-stencil8")
+  WGPU_FORMAT(42, "depth32float") WGPU_FORMAT(43, "depth32float-stencil8")
+  WGPU_FORMAT(44, "bc1-rgba-unorm") WGPU_FORMAT(45, "bc1-rgba-unorm-srgb")
+  WGPU_FORMAT(46, "bc2-rgba-unorm") WGPU_FORMAT(47, "bc2-rgba-unorm-srgb")
+  WGPU_FORMAT(48, "bc3-rgba-unorm") WGPU_FORMAT(49, "bc3-rgba-unorm-srgb")
+  WGPU_FORMAT(50, "bc4-r-unorm") WGPU_FORMAT(51, "bc4-r-snorm") WGPU_FORMAT(52, "bc5-rg-unorm")
+  WGPU_FORMAT(53, "bc5-rg-snorm") WGPU_FORMAT(54, "bc6h-rgb-ufloat")
+  WGPU_FORMAT(55, "bc6h-rgb-float") WGPU_FORMAT(56, "bc7-rgba-unorm")
+  WGPU_FORMAT(57, "bc7-rgba-unorm-srgb") WGPU_FORMAT(58, "etc2-rgb8unorm")
+  WGPU_FORMAT(59, "etc2-rgb8unorm-srgb") WGPU_FORMAT(60, "etc2-rgb8a1unorm")
+  WGPU_FORMAT(61, "etc2-rgb8a1unorm-srgb") WGPU_FORMAT(62, "etc2-rgba8unorm")
+  WGPU_FORMAT(63, "etc2-rgba8unorm-srgb") WGPU_FORMAT(64, "eac-r11unorm")
+  WGPU_FORMAT(65, "eac-r11snorm") WGPU_FORMAT(66, "eac-rg11unorm") WGPU_FORMAT(67, "eac-rg11snorm")
+  WGPU_FORMAT(68, "astc-4x4-unorm") WGPU_FORMAT(69, "astc-4x4-unorm-srgb")
+  WGPU_FORMAT(70, "astc-5x4-unorm") WGPU_FORMAT(71, "astc-5x4-unorm-srgb")
+  WGPU_FORMAT(72, "astc-5x5-unorm") WGPU_FORMAT(73, "astc-5x5-unorm-srgb")
+  WGPU_FORMAT(74, "astc-6x5-unorm") WGPU_FORMAT(75, "astc-6x5-unorm-srgb")
+  WGPU_FORMAT(76, "astc-6x6-unorm") WGPU_FORMAT(77, "astc-6x6-unorm-srgb")
+  WGPU_FORMAT(78, "astc-8x5-unorm") WGPU_FORMAT(79, "astc-8x5-unorm-srgb")
+  WGPU_FORMAT(80, "astc-8x6-unorm") WGPU_FORMAT(81, "astc-8x6-unorm-srgb")
+  WGPU_FORMAT(82, "astc-8x8-unorm") WGPU_FORMAT(83, "astc-8x8-unorm-srgb")
+  WGPU_FORMAT(84, "astc-10x5-unorm") WGPU_FORMAT(85, "astc-10x5-unorm-srgb")
+  WGPU_FORMAT(86, "astc-10x6-unorm") WGPU_FORMAT(87, "astc-10x6-unorm-srgb")
+  WGPU_FORMAT(88, "astc-10x8-unorm") WGPU_FORMAT(89, "astc-10x8-unorm-srgb")
+  WGPU_FORMAT(90, "astc-10x10-unorm") WGPU_FORMAT(91, "astc-10x10-unorm-srgb")
+  WGPU_FORMAT(92, "astc-12x10-unorm") WGPU_FORMAT(93, "astc-12x10-unorm-srgb")
+  WGPU_FORMAT(94, "astc-12x12-unorm") WGPU_FORMAT(95, "astc-12x12-unorm-srgb")
+  WGPU_FORMAT(96, "r16unorm") WGPU_FORMAT(97, "rg16unorm") WGPU_FORMAT(98, "rgba16unorm")
+  WGPU_FORMAT(99, "r16snorm") WGPU_FORMAT(100, "rg16snorm") WGPU_FORMAT(101, "rgba16snorm")
+
+  WGPU_DIMENSION(1, "1d")
+  WGPU_DIMENSION(2, "2d")
+  WGPU_DIMENSION(3, "3d")
+};
+
+static const char *const set_names[] = {
+#define SET_NAME(id, UPPER, Name) [id] = #Name,
+  GPURES_ENUM_SET_LIST(SET_NAME)
+#undef SET_NAME
+};
+
+const gpures_enum_value *gpures_enum_table(uint32_t *out_count) {
+  if (out_count) *out_count = (uint32_t)GPURES__LEN(values);
+  return values;
+}
+
+const char *gpures_enum_set_name(uint32_t set) {
+  return set < GPURES__LEN(set_names) && set_names[set] ? set_names[set] : "enumeration";
+}
+
+/*
+** Where each set's rows begin and end in `values` (the rows of a set are
+** contiguous), as begin << 16 | end; found on first use. Threads that race
+** there store the same words, so atomics suffice.
+*/
+static _Atomic uint32_t set_rows[GPURES_ENUM_SET_MAX + 1];
+static _Atomic int set_rows_ready;
+
+static uint32_t rows_of(uint32_t set) {
+  if (!atomic_load_explicit(&set_rows_ready, memory_order_acquire)) {
+    for (uint32_t s = 1; s <= GPURES_ENUM_SET_MAX; s++) {
+      uint32_t begin = 0, end = 0;
+      for (uint32_t i = 0; i < (uint32_t)GPURES__LEN(values); i++) {
+        if (values[i].set != s) continue;
+        if (end == 0) begin = i;
+        end = i + 1;
+      }
+      atomic_store_explicit(&set_rows[s], begin << 16 | end, memory_order_relaxed);
+    }
+    atomic_store_explicit(&set_rows_ready, 1, memory_order_release);
+  }
+  return atomic_load_explicit(&set_rows[set], memory_order_relaxed);
+}
+
+/* Create and describe validate enum fields on every call: no scan of the whole table. */
+const char *gpures_enum_name(uint32_t set, uint32_t value) {
+  if (set == GPURES_ENUM_PIXEL_FORMAT) /* ids are dense: index directly */
+    return value >= 1 && value <= GPURES_PF_MAX ? values[value - 1].name : NULL;
+  if (set == 0 || set > GPURES_ENUM_SET_MAX) return NULL;
+  uint32_t rows = rows_of(set), begin = rows >> 16, end = rows & 0xffffu;
+  /* Sets numbered 1, 2, ... (the WebGPU ones) hold value v at row begin + v - 1. */
+  if (value >= 1 && value <= end - begin && values[begin + value - 1].value == value)
+    return values[begin + value - 1].name;
+  for (uint32_t i = begin; i < end; i++)
+    if (values[i].value == value) return values[i].name;
+  return NULL;
+}
+
+int gpures_enum_lookup(uint32_t set, const char *name, uint32_t *out_value) {
+  gpures__op op = {"look up", 0};
+  if (!name || !out_value)
+    return gpures__fail(op, GPURES_E_NULL_POINTER, name ? "outValue" : "name", "%s is null",
+                        name ? "outValue" : "name");
+  for (size_t i = 0; i < GPURES__LEN(values); i++)
+    if (values[i].set == set && strcmp(values[i].name, name) == 0) {
+      *out_value = values[i].value;
+      return GPURES_OK;
+    }
+  return gpures__fail(op, GPURES_E_INVALID_VALUE, "name", "\"%s\" is not a %s", name,
+                      gpures_enum_set_name(set));
+}

@@ -1,0 +1,144 @@
+// Real file descriptors for tests, straight from libc: memfds to hand to
+// DmaBufHandle and VkOpaqueFd, and the calls that show who owns an fd.
+
+const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
+  memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+  ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+  pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+  pipe2: { parameters: ["buffer", "i32"], result: "i32", optional: true }, // Linux
+}).symbols;
+
+const F_GETFD = 1;
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
+const MFD_CLOEXEC = 1;
+const MFD_ALLOW_SEALING = 2;
+const F_ADD_SEALS = 1033;
+const F_GET_SEALS = 1034;
+/** memfd seals (fcntl F_ADD_SEALS / F_GET_SEALS). */
+export const SEAL = { SEAL: 1, SHRINK: 2, GROW: 4, WRITE: 8 } as const;
+
+/** What {@link memfd} makes. */
+export interface MemfdOptions {
+  /** false: without FD_CLOEXEC (to see gpures set it). */
+  cloexec?: boolean;
+  /** false: made without MFD_ALLOW_SEALING, so nobody can seal it. */
+  sealable?: boolean;
+  /** Seals to add after sizing it (SEAL bits), e.g. SEAL.SHRINK. */
+  seals?: number;
+}
+
+/**
+ * A new memfd of `size` bytes. By default it allows sealing and is not
+ * sealed: gpures seals it against shrinking when it maps or receives it.
+ */
+export function memfd(
+  size: number,
+  { cloexec = true, sealable = true, seals = 0 }: MemfdOptions = {},
+): number {
+  const fd = libc.memfd_create(
+    new TextEncoder().encode("gpures-test\0"),
+    (cloexec ? MFD_CLOEXEC : 0) | (sealable ? MFD_ALLOW_SEALING : 0),
+  );
+  if (fd < 0) throw new Error("memfd_create failed");
+  if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
+  if (seals && libc.fcntl(fd, F_ADD_SEALS, seals) !== 0) throw new Error("F_ADD_SEALS failed");
+  return fd;
+}
+
+/** The read end of a new pipe whose write end is closed: an fd whose size cannot be read. */
+export function pipeReadEnd(): number {
+  const ends = new Int32Array(2);
+  if (libc.pipe2?.(ends, 0o2000000 /* O_CLOEXEC */) !== 0) throw new Error("pipe2 failed");
+  libc.close(ends[1]);
+  return ends[0];
+}
+
+/** An unnamed regular file of `size` bytes in /tmp (O_TMPFILE), open for reading and writing. */
+export function tmpfile(size: number): number {
+  const O_RDWR = 2, O_TMPFILE = 0o20200000, O_CLOEXEC = 0o2000000;
+  const fd = libc.open(new TextEncoder().encode("/tmp\0"), O_RDWR | O_TMPFILE | O_CLOEXEC, 0o600);
+  if (fd < 0) throw new Error("open(O_TMPFILE) failed");
+  if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
+  return fd;
+}
+
+/** The seals of a memfd (SEAL bits), or -1 for another file. */
+export function sealsOf(fd: number): number {
+  return libc.fcntl(fd, F_GET_SEALS, 0);
+}
+
+/** Resizes the file fd names; false when the kernel refused (a seal). */
+export function truncate(fd: number, size: number): boolean {
+  return libc.ftruncate(fd, BigInt(size)) === 0;
+}
+
+/** Whether fd names an open file. */
+export function isOpen(fd: number): boolean {
+  return libc.fcntl(fd, F_GETFD, 0) >= 0;
+}
+
+/** Whether fd is close-on-exec. */
+export function isCloexec(fd: number): boolean {
+  return (libc.fcntl(fd, F_GETFD, 0) & FD_CLOEXEC) !== 0;
+}
+
+/** Clears FD_CLOEXEC (to see gpures set it). */
+export function clearCloexec(fd: number): void {
+  libc.fcntl(fd, F_SETFD, 0);
+}
+
+/** Closes fd; true when it was open. */
+export function close(fd: number): boolean {
+  return libc.close(fd) === 0;
+}
+
+/** Writes bytes at an offset of the file fd names. */
+export function writeAt(fd: number, bytes: Uint8Array, offset: number): void {
+  if (Number(libc.pwrite(fd, bytes, BigInt(bytes.length), BigInt(offset))) !== bytes.length) {
+    throw new Error("pwrite failed");
+  }
+}
+
+/** Reads `length` bytes at an offset of the file fd names. */
+export function readAt(fd: number, length: number, offset: number): Uint8Array {
+  const out = new Uint8Array(length);
+  if (Number(libc.pread(fd, out, BigInt(length), BigInt(offset))) !== length) {
+    throw new Error("pread failed");
+  }
+  return out;
+}
+
+/** Open fds of this process (Linux: entries of /proc/self/fd). */
+export function openFdCount(): number {
+  let n = 0;
+  for (const _ of Deno.readDirSync("/proc/self/fd")) n++;
+  return n;
+}
+
+// Reading /proc/self/fd needs --allow-all in Deno 2, so the counts below ask
+// libc instead: every fd below the RLIMIT_NOFILE soft limit, probed with fcntl.
+
+const limits = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
+  getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+}).symbols;
+
+const RLIMIT_NOFILE = Deno.build.os === "darwin" ? 8 : 7;
+
+/** The highest fd number this process may open, plus one (capped at 2^20). */
+export function fdLimit(): number {
+  const rlimit = new BigUint64Array(2); // { rlim_cur, rlim_max }
+  if (limits.getrlimit(RLIMIT_NOFILE, rlimit) !== 0) throw new Error("getrlimit failed");
+  return Number(rlimit[0] < 1n << 20n ? rlimit[0] : 1n << 20n);
+}
+
+/** Open fds of this process, counted through libc (needs only --allow-ffi). */
+export function countOpenFds(): number {
+  let n = 0;
+  for (let fd = 0, end = fdLimit(); fd < end; fd++) if (isOpen(fd)) n++;
+  return n;
+}
