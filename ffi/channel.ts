@@ -159,7 +159,8 @@ export interface ReceiveOptions {
  *
  * A received fd must be able to back a frame (a dma-buf, or a memfd sealed
  * against shrinking, which gpures seals on receipt when it allows sealing);
- * a pipe, socket, directory or device is refused at once, and a regular file
+ * a pipe, socket, directory or device is refused at once (but a VkOpaqueFd may
+ * be a driver's device: NVIDIA's are), and a regular file
  * or unsealable memfd unless `receive({ allowUnsealed: true })`.
  *
  * POSIX only (Unix domain sockets, `SOCK_SEQPACKET`); the handle kinds it

@@ -740,8 +740,10 @@ GPURES_API const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *
 ** the descriptor names, each able to back a frame: a dma-buf, a memfd sealed
 ** against shrinking (one that allows sealing is sealed on receipt, so the
 ** peer can no longer truncate it under a mapping here), or another anonymous
-** object; never a pipe, socket, directory or device, and a regular file or an
-** unsealable memfd only with GPURES_CHANNEL_ALLOW_UNSEALED. Then
+** object; never a pipe, socket, directory or device (but a VkOpaqueFd may be
+** a character device: NVIDIA's opaque exports are opens of /dev/nvidiactl),
+** and a regular file or an unsealable memfd only with
+** GPURES_CHANNEL_ALLOW_UNSEALED. Then
 ** gpures_create() validates the descriptor exactly as for a local caller,
 ** adopting the received fds (TAKE_OWNERSHIP). Any failure closes every fd the
 ** message carried and returns GPURES_E_INVALID_VALUE (or create's own

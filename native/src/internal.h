@@ -260,7 +260,9 @@ GPURES_API uint32_t gpures__test_retired_slots(void);
 ** memfd not sealed with F_SEAL_SHRINK (one that allows sealing is sealed),
 ** unless allow_unsealed. map/frame_fd.c says why.
 */
-int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_unsealed);
+int gpures__check_frame_fd(gpures__op op, const char *field, int fd, uint32_t flags);
+#define GPURES__FRAME_FD_ALLOW_UNSEALED (1u << 0) /* the caller trusts the producer */
+#define GPURES__FRAME_FD_OPAQUE (1u << 1)         /* a driver's opaque export: devices pass */
 /* gpures_map(), also giving the mapping's id (never reused). */
 int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
                 uint64_t *out_size, uint64_t *out_id);

@@ -13,9 +13,11 @@
 ** A regular file, or a memfd that cannot be sealed, is accepted only when the
 ** caller says it trusts the producer (GPURES_MAP_ALLOW_UNSEALED,
 ** GPURES_CHANNEL_ALLOW_UNSEALED). Pipes, sockets, directories and devices
-** cannot hold a frame at all. Another anonymous inode (an opaque Vulkan or
-** CUDA export) is accepted: it cannot be truncated, and gpures_map() refuses
-** it anyway when its size cannot be read.
+** cannot hold a frame at all. Another anonymous inode is accepted: it cannot
+** be truncated, and gpures_map() refuses it anyway when its size cannot be
+** read. An opaque driver export (VkOpaqueFd) may also be a character device:
+** NVIDIA's are opens of /dev/nvidiactl (seen on the H200), which the
+** importing driver resolves; nothing maps them.
 */
 #if !defined(_WIN32)
 #if defined(__linux__)
@@ -83,9 +85,10 @@ static int check_file(gpures__op op, const char *field, int fd) {
 #endif
 }
 
-int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_unsealed) {
+int gpures__check_frame_fd(gpures__op op, const char *field, int fd, uint32_t flags) {
   struct stat st;
   if (fstat(fd, &st) != 0) return gpures__os_fail(op, field, "fstat", errno);
+  if ((flags & GPURES__FRAME_FD_OPAQUE) && S_ISCHR(st.st_mode)) return GPURES_OK;
   const char *unfit = unfit_type(st.st_mode);
   if (unfit) {
     char why[64];
@@ -93,7 +96,7 @@ int gpures__check_frame_fd(gpures__op op, const char *field, int fd, bool allow_
     return refuse(op, field, fd, why);
   }
   if (!S_ISREG(st.st_mode)) return GPURES_OK; /* a dma-buf or another anonymous inode */
-  if (allow_unsealed || is_dma_buf(fd)) return GPURES_OK;
+  if ((flags & GPURES__FRAME_FD_ALLOW_UNSEALED) || is_dma_buf(fd)) return GPURES_OK;
   return check_file(op, field, fd);
 }
 #endif

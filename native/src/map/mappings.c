@@ -84,7 +84,8 @@ static int check_flags(gpures__op op, uint32_t flags) {
 /* The size to map: the whole object, once it is known not to shrink. */
 static int mappable_size(gpures__op op, const char *field, int fd, uint32_t flags,
                          size_t *out) {
-  int status = gpures__check_frame_fd(op, field, fd, flags & GPURES_MAP_ALLOW_UNSEALED);
+  int status = gpures__check_frame_fd(
+      op, field, fd, (flags & GPURES_MAP_ALLOW_UNSEALED) ? GPURES__FRAME_FD_ALLOW_UNSEALED : 0);
   if (status != GPURES_OK) return status;
   int64_t size = gpures__fd_size(fd);
   if (size == 0) return gpures__fail(op, GPURES_E_ZERO_SIZE, field, "%s has 0 bytes", field);
