@@ -18,17 +18,8 @@
 # Installs what it needs with apt-get (only what is missing). Idempotent. Needs
 # deno on PATH (as .ci/run provides) to read the symbols the loader binds.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-root=$(pwd)
-export DEBIAN_FRONTEND=noninteractive
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
+. "$(dirname "$0")/lib.sh" # cd to the root; root, sudo, step, pass, fail, install_missing
 
-step() { printf '\n=== %s\n' "$*"; }
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 finish() {
   echo
   echo "$passed passed, $failed failed"
@@ -38,22 +29,13 @@ finish() {
 
 step "install packages"
 t0=$(date +%s)
-packages=(cmake make gcc libc6-dev clang musl-dev gcc-mingw-w64-x86-64-win32 wine64)
-missing=()
-for p in "${packages[@]}"; do # "dpkg -s" also succeeds for a removed package's leftovers
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing ${missing[*]}"
-  log=$(mktemp)
-  if ! { $sudo apt-get update -q && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
-    tail -n 20 "$log"
-    rm -f "$log"
-    fail "apt-get install ${missing[*]}"
-    finish
-  fi
+log=$(mktemp)
+if ! install_missing "$log" cmake make gcc libc6-dev clang musl-dev gcc-mingw-w64-x86-64-win32 wine64; then
   rm -f "$log"
+  fail "apt-get install ${missing[*]}"
+  finish
 fi
+rm -f "$log"
 echo "packages ready in $(($(date +%s) - t0)) s"
 
 # ------------------------------------------------------------------ Windows

@@ -22,40 +22,18 @@
 # under valgrind with 50000 instead of 2000 iterations per thread. The TSan run
 # is 8 x 1M in both (about 11 s on 2 cores).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-root=$(pwd)
-export DEBIAN_FRONTEND=noninteractive
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
+. "$(dirname "$0")/lib.sh" # cd to the root; root, sudo, step, pass, fail, install_missing
 full=${GPURES_RELIABILITY_FULL:-0}
 jobs=${GPURES_JOBS:-2}
 logs="$root/build-reliability"
 mkdir -p "$logs"
-
-step() { printf '\n=== %s\n' "$*"; }
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $1"
-  [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 40 "$2" | sed 's/^/     | /'
-}
 started=$(date +%s)
 elapsed() { echo "$(($(date +%s) - started)) s"; }
 
 step "install packages"
-packages=(cmake make gcc libc6-dev clang libclang-rt-14-dev valgrind)
-missing=()
-for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing ${missing[*]}"
-  { $sudo apt-get update -q && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
-    >"$logs/apt.log" 2>&1 || {
-    tail -n 20 "$logs/apt.log"
-    echo "0 passed, 1 failed"
-    exit 1
-  }
+if ! install_missing "$logs/apt.log" cmake make gcc libc6-dev clang libclang-rt-14-dev valgrind; then
+  echo "0 passed, 1 failed"
+  exit 1
 fi
 echo "gcc $(gcc -dumpversion), $(clang --version | head -n1), $(valgrind --version)"
 

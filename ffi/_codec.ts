@@ -201,14 +201,23 @@ function decodeNode(n: Node, index: number): { local?: string; prop: string } {
  */
 function compile(kind: KindRow, checkOwn: boolean): { encode: Encode; decode: Decode } {
   const nodes = nodesOf(kind);
-  const own = (o: string, key: string) => (checkOwn ? `H(${o}, ${key})` : "true");
+  // A plain object's inherited properties can only be Object.prototype's: while
+  // that has no such key (an `in` check, fast), the own-property call is skipped.
+  const own = (o: string, key: string) =>
+    !checkOwn
+      ? "true"
+      : o === "d"
+      ? `(plain && !(${key} in OP) || H(d, ${key}))`
+      : `H(${o}, ${key})`;
   const sets = [...new Set(kind.fields.filter((f) => f.enumSet).map((f) => f.enumSet))];
   const decoded = nodes.map(decodeNode);
   const source = `"use strict";
   ${sets.map((s) => `const E${s} = values.get(${s}), N${s} = names.get(${s});`).join("\n  ")}
   const F = (path, message) => refuse(K, path, message);
+  const OP = Object.prototype;
   function encode(d, w, b) {
     let v, m, e, n, i, t, fl = 0;
+    const plain = Object.getPrototypeOf(d) === OP;
     ${nodes.map((n) => encodeNode(kind, n, own)).join("\n    ")}
     if (fl) w.setUint32(4, fl, true);
   }

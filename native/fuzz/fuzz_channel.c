@@ -119,11 +119,15 @@ static int same_fds(const fd_set_bits *a, const fd_set_bits *b) {
   return memcmp(a, b, sizeof *a) == 0;
 }
 
-/* Whether a received fd may back a frame, as the receive promised. */
-static void check_received_fd(int fd, int allow_unsealed) {
+/*
+** Whether a received fd may back a frame, as the receive promised. An opaque
+** driver export (VkOpaqueFd) may be a character device: NVIDIA's are.
+*/
+static void check_received_fd(int fd, int allow_unsealed, int opaque) {
   struct stat st;
   FUZZ_EXPECT(fd > 2 && fstat(fd, &st) == 0, "received fd %d is not open", fd);
   FUZZ_EXPECT(fcntl(fd, F_GETFD) & FD_CLOEXEC, "received fd %d is not close-on-exec", fd);
+  if (opaque && S_ISCHR(st.st_mode)) return;
   FUZZ_EXPECT(S_ISREG(st.st_mode) || (st.st_mode & S_IFMT) == 0,
               "received fd %d has file type 0%o, which cannot back a frame", fd,
               (unsigned)(st.st_mode & S_IFMT));
@@ -220,7 +224,10 @@ static void check_handle(gpures_handle h, int allow_unsealed, const fd_set_bits 
   int fds[16];
   int n = handle_fds(h, fds);
   FUZZ_EXPECT(n >= 1, "a received handle with %d fds", n);
-  for (int i = 0; i < n; i++) check_received_fd(fds[i], allow_unsealed);
+  uint32_t kind = 0;
+  FUZZ_EXPECT(gpures_kind(h, &kind) == GPURES_OK, "the kind of a received handle");
+  for (int i = 0; i < n; i++)
+    check_received_fd(fds[i], allow_unsealed, kind == GPURES_KIND_VK_OPAQUE_FD);
   FUZZ_EXPECT(gpures_release(h) == GPURES_OK, "release of a received handle");
   for (int i = 0; i < n; i++)
     FUZZ_EXPECT(fcntl(fds[i], F_GETFD) < 0 && errno == EBADF, "fd %d outlived its handle", fds[i]);

@@ -26,6 +26,12 @@ typedef int32_t VkStructureType;
 #define VK_CHAIN \
   VkStructureType sType; \
   const void *pNext
+/* The layer and extension names VkInstanceCreateInfo and VkDeviceCreateInfo enable. */
+#define VK_LAYERS_AND_EXTENSIONS \
+  uint32_t enabledLayerCount; \
+  const char *const *ppEnabledLayerNames; \
+  uint32_t enabledExtensionCount; \
+  const char *const *ppEnabledExtensionNames
 
 typedef struct VkInstance_T *VkInstance;
 typedef struct VkPhysicalDevice_T *VkPhysicalDevice;
@@ -125,10 +131,7 @@ typedef struct VkInstanceCreateInfo {
   VK_CHAIN;
   VkFlags flags;
   const VkApplicationInfo *pApplicationInfo;
-  uint32_t enabledLayerCount;
-  const char *const *ppEnabledLayerNames;
-  uint32_t enabledExtensionCount;
-  const char *const *ppEnabledExtensionNames;
+  VK_LAYERS_AND_EXTENSIONS;
 } VkInstanceCreateInfo;
 
 /*
@@ -205,10 +208,7 @@ typedef struct VkDeviceCreateInfo {
   VkFlags flags;
   uint32_t queueCreateInfoCount;
   const VkDeviceQueueCreateInfo *pQueueCreateInfos;
-  uint32_t enabledLayerCount;
-  const char *const *ppEnabledLayerNames;
-  uint32_t enabledExtensionCount;
-  const char *const *ppEnabledExtensionNames;
+  VK_LAYERS_AND_EXTENSIONS;
   const void *pEnabledFeatures;
 } VkDeviceCreateInfo;
 

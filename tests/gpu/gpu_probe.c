@@ -43,11 +43,32 @@ static int fail(int code, const char *fmt, ...) {
 
 GP_API const char *gp_error(void) { return g_error; }
 
+/* The driver libraries, opened by gp_cuda_open, gp_vk_open and gp_gl_open. */
+static void *g_cuda_lib, *g_vk_lib, *g_egl_lib;
+
+/* dlopen(name) into *lib, or fails with -1: callers skip when the library is absent. */
+static int open_lib(void **lib, const char *name) {
+  *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  return *lib ? 0 : fail(-1, "%s could not be opened: %s", name, dlerror());
+}
+
 GP_API uint64_t gp_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/*
+** Vulkan, EGL and GL entry points, resolved at run time: GP_FN_DECL declares
+** pre_<f> of type PFN_<f>; GP_FN_LOAD sets it from `lookup` or fails the
+** calling gp_*_open with -3, `lacks` being the message for the name.
+*/
+#define GP_FN_DECL(pre, f) static PFN_##f pre##_##f;
+#define GP_FN_LOAD(pre, f, lookup, lacks) \
+  pre##_##f = (PFN_##f)(lookup);           \
+  if (!pre##_##f) return fail(-3, lacks, #f);
+#define GP_VK_DECL(f) GP_FN_DECL(vk, f)
+#define GP_GL_DECL(f) GP_FN_DECL(gl, f)
 
 /* ===================================================================== CUDA */
 
@@ -74,7 +95,6 @@ typedef CUresult (*PFN_cuGraphicsGLRegisterImage)(CUgraphicsResource *, GLuint, 
                                                    unsigned int);
 static PFN_cuGraphicsGLRegisterImage p_cuGraphicsGLRegisterImage;
 
-static void *g_cuda_lib;
 static CUdevice g_dev;
 static CUcontext g_ctx;
 static CUmodule g_module;
@@ -103,8 +123,7 @@ static const char *cu_name(CUresult r) {
 */
 GP_API int gp_cuda_open(const char *kernels, int ordinal) {
   if (g_ctx) return 0;
-  g_cuda_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!g_cuda_lib) return fail(-1, "libcuda.so.1 could not be opened: %s", dlerror());
+  if (open_lib(&g_cuda_lib, "libcuda.so.1") != 0) return -1;
 #define GP_CU_LOAD(f)                                                                             \
   p_##f = (__typeof__(p_##f))dlsym(g_cuda_lib, GP_STR(f));                                        \
   if (!p_##f) return fail(-3, "libcuda.so.1 lacks %s", GP_STR(f));
@@ -561,11 +580,8 @@ GP_API int gp_fd_close(int fd) { return close(fd) == 0 ? 0 : fail(-7, "close(%d)
   X(vkGetMemoryFdKHR) X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)   \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) X(vkCmdCopyBuffer)         \
   X(vkCmdPipelineBarrier) X(vkQueueSubmit) X(vkQueueWaitIdle)
-#define GP_VK_DECL(f) static PFN_##f vk_##f;
 GP_VK_INSTANCE_FNS(GP_VK_DECL) GP_VK_DEVICE_FNS(GP_VK_DECL)
-#undef GP_VK_DECL
 
-static void *g_vk_lib;
 static PFN_vkGetInstanceProcAddr vk_gipa;
 static VkInstance g_instance;
 static VkPhysicalDevice g_phys;
@@ -615,8 +631,7 @@ static int pick_memory_type(uint32_t bits, VkFlags need, VkFlags prefer, VkFlags
 */
 GP_API int gp_vk_open(const uint8_t *uuid) {
   if (g_device) return 0;
-  g_vk_lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!g_vk_lib) return fail(-1, "libvulkan.so.1 could not be opened: %s", dlerror());
+  if (open_lib(&g_vk_lib, "libvulkan.so.1") != 0) return -1;
   vk_gipa = (PFN_vkGetInstanceProcAddr)dlsym(g_vk_lib, "vkGetInstanceProcAddr");
   if (!vk_gipa) return fail(-1, "libvulkan.so.1 lacks vkGetInstanceProcAddr");
   PFN_vkCreateInstance create = (PFN_vkCreateInstance)vk_gipa(NULL, "vkCreateInstance");
@@ -628,9 +643,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   ici.pApplicationInfo = &app;
   VkResult r = create(&ici, NULL, &g_instance);
   if (r != VK_SUCCESS) return fail(-2, "vkCreateInstance: VkResult %d (no Vulkan driver?)", (int)r);
-#define GP_VK_LOAD_I(f)                                                                           \
-  vk_##f = (PFN_##f)vk_gipa(g_instance, #f);                                                      \
-  if (!vk_##f) return fail(-3, "Vulkan lacks %s", #f);
+#define GP_VK_LOAD_I(f) GP_FN_LOAD(vk, f, vk_gipa(g_instance, #f), "Vulkan lacks %s")
   GP_VK_INSTANCE_FNS(GP_VK_LOAD_I)
 #undef GP_VK_LOAD_I
   VkPhysicalDevice devs[16];
@@ -701,9 +714,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   dci.enabledExtensionCount = 1;
   dci.ppEnabledExtensionNames = ext_names;
   VK(vk_vkCreateDevice(g_phys, &dci, NULL, &g_device));
-#define GP_VK_LOAD_D(f)                                                                           \
-  vk_##f = (PFN_##f)vk_vkGetDeviceProcAddr(g_device, #f);                                         \
-  if (!vk_##f) return fail(-3, "Vulkan device lacks %s", #f);
+#define GP_VK_LOAD_D(f) GP_FN_LOAD(vk, f, vk_vkGetDeviceProcAddr(g_device, #f), "Vulkan device lacks %s")
   GP_VK_DEVICE_FNS(GP_VK_LOAD_D)
 #undef GP_VK_LOAD_D
   vk_vkGetDeviceQueue(g_device, g_queue_family, 0, &g_queue);
@@ -1037,11 +1048,8 @@ GP_API int gp_vk_image_destroy(uint64_t image, uint64_t memory) {
   X(glGetString) X(glGetError) X(glGenTextures) X(glDeleteTextures) X(glBindTexture)               \
   X(glTexParameteri) X(glTexImage2D) X(glTexSubImage2D) X(glGetTexImage)                           \
   X(glGetTexLevelParameteriv) X(glPixelStorei) X(glFinish)
-#define GP_GFX_DECL(f) static PFN_##f gl_##f;
-GP_EGL_FNS(GP_GFX_DECL) GP_GL_FNS(GP_GFX_DECL)
-#undef GP_GFX_DECL
+GP_EGL_FNS(GP_GL_DECL) GP_GL_FNS(GP_GL_DECL)
 
-static void *g_egl_lib;
 static EGLDisplay g_dpy;
 static EGLContext g_glctx;
 static EGLSurface g_pbuf;
@@ -1054,13 +1062,10 @@ static EGLSurface g_pbuf;
 */
 GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
   if (g_glctx) return 0;
-  g_egl_lib = dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!g_egl_lib) return fail(-1, "libEGL.so.1 could not be opened: %s", dlerror());
+  if (open_lib(&g_egl_lib, "libEGL.so.1") != 0) return -1;
   PFN_eglGetProcAddress gpa = (PFN_eglGetProcAddress)dlsym(g_egl_lib, "eglGetProcAddress");
   if (!gpa) return fail(-1, "libEGL.so.1 lacks eglGetProcAddress");
-#define GP_EGL_LOAD(f)                                                                            \
-  gl_##f = (PFN_##f)dlsym(g_egl_lib, #f);                                                         \
-  if (!gl_##f) return fail(-3, "libEGL.so.1 lacks %s", #f);
+#define GP_EGL_LOAD(f) GP_FN_LOAD(gl, f, dlsym(g_egl_lib, #f), "libEGL.so.1 lacks %s")
   GP_EGL_FNS(GP_EGL_LOAD)
 #undef GP_EGL_LOAD
   PFN_eglQueryDevicesEXT query_devices = (PFN_eglQueryDevicesEXT)gpa("eglQueryDevicesEXT");
@@ -1108,9 +1113,7 @@ GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
   if (!g_glctx) return fail(-2, "eglCreateContext: 0x%x", gl_eglGetError());
   if (!gl_eglMakeCurrent(g_dpy, g_pbuf, g_pbuf, g_glctx))
     return fail(-2, "eglMakeCurrent: 0x%x", gl_eglGetError());
-#define GP_GL_LOAD(f)                                                                             \
-  gl_##f = (PFN_##f)gpa(#f);                                                                      \
-  if (!gl_##f) return fail(-3, "eglGetProcAddress(%s) is NULL", #f);
+#define GP_GL_LOAD(f) GP_FN_LOAD(gl, f, gpa(#f), "eglGetProcAddress(%s) is NULL")
   GP_GL_FNS(GP_GL_LOAD)
 #undef GP_GL_LOAD
   const uint8_t *r = gl_glGetString(GL_RENDERER);

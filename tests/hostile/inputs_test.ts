@@ -107,3 +107,18 @@ Deno.test("GpuResource.fromRaw() prints the value it refused", () => {
     (e: InvalidHandleError) => e.message.includes(stale.toString(16)),
   );
 });
+
+Deno.test("a polluted Object.prototype does not fill a plain descriptor's missing field", () => {
+  const proto = Object.prototype as Record<string, unknown>;
+  proto.size = 16n;
+  try {
+    assert.throws(
+      () => VkBufferHandle.create({ buffer: 1n } as never),
+      (e: InvalidHandleError) => e.field === "size" && /is missing/.test(e.message),
+    );
+  } finally {
+    delete proto.size;
+  }
+  using after = VkBufferHandle.create({ buffer: 1n, size: 16n });
+  assert.equal(after.describe().size, 16n, "and a plain descriptor still works after");
+});

@@ -143,35 +143,36 @@ static uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX -
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
 
-static int plane_of(const char *verb, uint32_t format, uint32_t plane,
-                    const gpures_pixel_format_info **info) {
+/* Row `plane` of format's layout, or NULL once it has failed the call with
+** GPURES_E_INVALID_VALUE (format is not a PixelFormat, or has no such plane). */
+static const gpures_plane_info *plane_of(const char *verb, uint32_t format, uint32_t plane) {
   gpures__op op = {verb, 0};
-  *info = gpures_pixel_format_info_of(format);
-  if (!*info)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat", format);
-  if (plane >= (*info)->num_planes)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "plane", "plane %u is out of range; %s has %u",
-                        plane, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, format),
-                        (*info)->num_planes);
-  return GPURES_OK;
+  const gpures_pixel_format_info *info = gpures_pixel_format_info_of(format);
+  if (!info) {
+    gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat", format);
+    return NULL;
+  }
+  if (plane >= info->num_planes) {
+    gpures__fail(op, GPURES_E_INVALID_VALUE, "plane", "plane %u is out of range; %s has %u", plane,
+                 gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, format), info->num_planes);
+    return NULL;
+  }
+  return &info->planes[plane];
 }
 
 int gpures_pixel_format_plane_extent(uint32_t format, uint32_t plane, uint32_t width,
                                      uint32_t height, uint32_t *out_width, uint32_t *out_height) {
-  const gpures_pixel_format_info *info;
-  int status = plane_of("measure plane", format, plane, &info);
-  if (status != GPURES_OK) return status;
-  if (out_width) *out_width = ceil_div(width, info->planes[plane].hsub);
-  if (out_height) *out_height = ceil_div(height, info->planes[plane].vsub);
+  const gpures_plane_info *p = plane_of("measure plane", format, plane);
+  if (!p) return GPURES_E_INVALID_VALUE;
+  if (out_width) *out_width = ceil_div(width, p->hsub);
+  if (out_height) *out_height = ceil_div(height, p->vsub);
   return GPURES_OK;
 }
 
 int gpures_pixel_format_row_bytes(uint32_t format, uint32_t plane, uint32_t width,
                                   uint64_t *out_bytes) {
-  const gpures_pixel_format_info *info;
-  int status = plane_of("measure row", format, plane, &info);
-  if (status != GPURES_OK) return status;
-  const gpures_plane_info *p = &info->planes[plane];
+  const gpures_plane_info *p = plane_of("measure row", format, plane);
+  if (!p) return GPURES_E_INVALID_VALUE;
   uint64_t blocks = ceil_div(ceil_div(width, p->hsub), p->block_width);
   if (out_bytes) *out_bytes = blocks * p->block_width * p->bytes_per_sample;
   return GPURES_OK;
@@ -179,11 +180,10 @@ int gpures_pixel_format_row_bytes(uint32_t format, uint32_t plane, uint32_t widt
 
 int gpures_pixel_format_plane_pitch(uint32_t format, uint32_t plane, uint32_t row_pitch,
                                     uint64_t *out_pitch) {
-  const gpures_pixel_format_info *info;
-  int status = plane_of("measure pitch", format, plane, &info);
-  if (status != GPURES_OK) return status;
+  const gpures_plane_info *p = plane_of("measure pitch", format, plane);
+  if (!p) return GPURES_E_INVALID_VALUE;
   /* Scale plane 0's pitch by how many bytes a row of this plane holds per pixel of plane 0. */
-  const gpures_plane_info *p0 = &info->planes[0], *p = &info->planes[plane];
+  const gpures_plane_info *p0 = &formats[format - 1].planes[0];
   uint64_t num = (uint64_t)row_pitch * p->bytes_per_sample * p0->hsub;
   uint64_t den = (uint64_t)p0->bytes_per_sample * p->hsub;
   if (out_pitch) *out_pitch = num / den + (num % den != 0);
@@ -192,9 +192,8 @@ int gpures_pixel_format_plane_pitch(uint32_t format, uint32_t plane, uint32_t ro
 
 int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t height,
                                    uint32_t row_pitch, uint64_t *out_bytes) {
-  const gpures_pixel_format_info *info;
-  int status = plane_of("measure frame", format, 0, &info);
-  if (status != GPURES_OK) return status;
+  if (!plane_of("measure frame", format, 0)) return GPURES_E_INVALID_VALUE;
+  const gpures_pixel_format_info *info = &formats[format - 1];
   uint64_t row0 = 0; /* always set below; mingw-w64 gcc cannot see it (-Wmaybe-uninitialized) */
   gpures_pixel_format_row_bytes(format, 0, width, &row0);
   if (row_pitch < row0) {
