@@ -154,6 +154,20 @@ if build fuzz build-fuzz clang "" fuzz_create fuzz_channel; then
   fi
 fi
 
+# ---------------------------------------------------------- Worker lifetimes
+# Every isolate's native resources come back when its thread ends: in the long
+# run, 5000 Worker lifetimes on a nearly full table of event queues (CI runs 12).
+if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; then
+  step "Worker lifetimes: 5000 on a nearly full event-queue table"
+  log="$logs/worker-lifetimes.log"
+  if GPURES_WORKER_LIFETIMES=5000 timeout 3600 deno test --allow-ffi --allow-read --allow-env \
+    --allow-run tests/hostile/workers_test.ts >"$log" 2>&1; then
+    pass "workers: 5000 lifetimes, then the main isolate still works ($(elapsed))"
+  else
+    fail "workers: 5000 lifetimes (exit $?)" "$log"
+  fi
+fi
+
 echo
 echo "reliability checks took $(elapsed); logs in build-reliability/"
 echo "$passed passed, $failed failed"
