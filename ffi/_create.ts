@@ -3,6 +3,7 @@
 // kind's class. Every kind's create() ends here.
 
 import { codecOf } from "./_codec.ts";
+import { own } from "./_values.ts";
 import { addRecord, dropToken, eventQueue, takeToken } from "./_keep_alive.ts";
 import { KINDS } from "./_kinds.ts";
 import { check, native, optionsAt, optionView, scratchAt, u64Out } from "./_native.ts";
@@ -89,11 +90,6 @@ export function assertSupported(kindId: number): void {
 
 const NO_HOLDS: unknown[] = [];
 
-/** An option the caller set on the options object itself; inherited ones do not count. */
-function ownOption(options: FdCreateOptions | undefined, name: keyof FdCreateOptions): unknown {
-  return options != null && Object.hasOwn(options, name) ? options[name] : undefined;
-}
-
 /**
  * Creates a handle of `cls`'s kind from a wire descriptor (field names as
  * the C table has them). `holds` are objects the handle aliases; they stay
@@ -119,7 +115,7 @@ export function createResource<R extends GpuResource<unknown>>(
       "desc",
     );
   }
-  const keepAlive = ownOption(options, "keepAlive");
+  const keepAlive = own(options, "keepAlive");
   const token = keepAlive !== undefined || holds.length ? takeToken() : 0;
   const codec = codecOf(cls.kindId);
   const bytes = codec.begin();
@@ -132,23 +128,24 @@ export function createResource<R extends GpuResource<unknown>>(
       desc.token = (BigInt(eventQueue(s)) << 32n) | BigInt(token);
     }
     codec.encode(desc, bytes, built);
-    const own = ownOption(options, "takeOwnership");
-    if (own !== undefined && typeof own !== "boolean") {
+    const adopt = own(options, "takeOwnership");
+    if (adopt !== undefined && typeof adopt !== "boolean") {
       throw new InvalidHandleError(
         `Cannot create ${
           KINDS[cls.kindId - 1].name
-        }: options.takeOwnership must be a boolean, not ${typeof own}`,
+        }: options.takeOwnership must be a boolean, not ${typeof adopt}`,
         "INVALID_VALUE",
         "options.takeOwnership",
       );
     }
-    const takeOwnership = own ? 1 : 0;
+    const takeOwnership = adopt ? 1 : 0;
     let optionsPointer: Deno.PointerValue = null; // none: no keep-alive, fds duplicated
     if (token || takeOwnership) {
       optionView.setUint32(4, takeOwnership, true);
-      optionView.setUint32(32, token ? eventQueue(s) : 0, true);
+      const queue = token ? eventQueue(s) : 0;
+      optionView.setUint32(32, queue, true);
       optionView.setUint32(40, token, true);
-      optionView.setUint32(44, token ? eventQueue(s) : 0, true); // the isolate's mark, as in the token above
+      optionView.setUint32(44, queue, true); // the isolate's mark, as in the token above
       optionsPointer = optionsAt;
     }
     check(s.gpures_create_at(cls.kindId, codec.pointerOf(bytes), optionsPointer, scratchAt!));

@@ -13,6 +13,7 @@ import process from "node:process";
 import { libraryPath } from "./_load.ts";
 import { lastError } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
+import { own } from "./_values.ts";
 
 const MAP_READ = 1;
 const MAP_WRITE = 2;
@@ -65,7 +66,7 @@ export function mapHandle(
       "index",
     );
   }
-  const allow = Object.hasOwn(options ?? {}, "allowUnsealed") ? options.allowUnsealed : false;
+  const allow = own(options, "allowUnsealed") ?? false;
   if (typeof allow !== "boolean") {
     throw new InvalidHandleError(
       `Cannot map ${kind}: options.allowUnsealed must be a boolean, not ${typeof allow}`,

@@ -3,17 +3,12 @@
 // bytes, `file:` URLs decoded).
 
 import { lib } from "./_load.ts";
-import { lastError } from "./_native.ts";
+import { check } from "./_native.ts";
 import { GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
 
 /** How long one wait lasts before it looks again (shutdown ends it sooner on Linux). */
 const WAIT_SLICE_MS = 1000;
 const encoder = new TextEncoder();
-
-/** Throws the error of a failed channel call. */
-export function check(status: number): void {
-  if (status !== 0) throw lastError(status);
-}
 
 function badPath(verb: string, why: string): InvalidHandleError {
   return new InvalidHandleError(`Cannot ${verb}: ${why}`, "INVALID_VALUE", "path");

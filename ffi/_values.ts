@@ -35,9 +35,11 @@ export function enumName(set: number, value: number): string | undefined {
 
 /**
  * What `o` holds under `key` itself: an inherited property (a polluted
- * Object.prototype, a class's getter) is not part of a descriptor.
+ * Object.prototype, a class's getter) is not part of a descriptor or of
+ * options. Nothing for a null or undefined `o`.
  */
-export function own(o: object, key: string | number): unknown {
+export function own(o: unknown, key: string | number): unknown {
+  if (o === null || o === undefined) return undefined;
   const v = (o as Record<string | number, unknown>)[key];
   return v === undefined || Object.hasOwn(o, key) ? v : undefined;
 }

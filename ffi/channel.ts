@@ -10,8 +10,9 @@
 // closed when the last wait returns, never under a waiting thread.
 
 import { lib } from "./_load.ts";
-import { check, cPath, Socket } from "./_socket.ts";
-import { lastError } from "./_native.ts";
+import { cPath, Socket } from "./_socket.ts";
+import { own } from "./_values.ts";
+import { check, lastError } from "./_native.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
@@ -209,8 +210,7 @@ export class Channel {
    */
   async receive(options: ReceiveOptions = {}): Promise<ChannelResource | null> {
     const s = lib();
-    const trust = options != null && Object.hasOwn(options, "allowUnsealed") &&
-      options.allowUnsealed === true;
+    const trust = own(options, "allowUnsealed") === true;
     const flags = NONBLOCK | (trust ? ALLOW_UNSEALED : 0);
     for (;;) {
       const fd = this.#socket.open("receive");
