@@ -34,21 +34,35 @@ export {
   Channel,
   ChannelListener,
   type ChannelResource,
+  type ChannelStats,
+  type ConnectOptions,
   type ReceiveOptions,
 } from "./ffi/channel.ts";
+export {
+  type AcquireOptions,
+  FramePool,
+  type FramePoolOptions,
+  type FramePoolStats,
+} from "./ffi/frame_pool.ts";
+export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
 export { type MapOptions } from "./ffi/_mapping.ts";
 export { liveHandles, liveMappings } from "./ffi/counts.ts";
 export {
+  type FrameLayout,
+  type LayoutOptions,
   PixelFormat,
   type PixelFormatInfo,
   type PixelFormatTable,
   type PlaneInfo,
+  type PlaneLayout,
 } from "./ffi/pixel_format.ts";
+export { type PlanePlacement, type PlaneView, planeViews } from "./ffi/planes.ts";
 export {
   GpuResourceError,
   InvalidHandleError,
   LibraryLoadError,
   ReleasedError,
+  TimeoutError,
   UnsupportedPlatformError,
   WrongKindError,
 } from "./ffi/errors.ts";

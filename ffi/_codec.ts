@@ -38,6 +38,9 @@ function writeField(f: FieldRow, row: string, at: string, x: string, path: strin
     case FIELD.U64:
       return `if (typeof ${x} === "bigint" && ${x} >= 0n && ${x} <= M) w.setBigUint64(${at}, ${x}, true);
       else ${slow}`;
+    case FIELD.I64:
+      return `if (typeof ${x} === "number" && Number.isSafeInteger(${x})) w.setBigInt64(${at}, BigInt(${x}), true);
+      else ${slow}`;
     case FIELD.PTR: {
       const set = (a: string) =>
         f.size === 8
@@ -64,6 +67,8 @@ function decodeValue(f: FieldRow, at: string): string {
       return `w.getInt32(${at}, true)`;
     case FIELD.U64:
       return `w.getBigUint64(${at}, true)`;
+    case FIELD.I64:
+      return `Number(w.getBigInt64(${at}, true))`;
     case FIELD.PTR: {
       const a = f.size === 8 ? `w.getBigUint64(${at}, true)` : `BigInt(w.getUint32(${at}, true))`;
       return optional ? `((t = ${a}) === 0n ? null : t)` : a;

@@ -2,8 +2,8 @@
 // time: the first call that needs the library loads it.
 
 import { type Symbols, symbols } from "./_symbols.ts";
-import { ABI_VERSION, ENUMS, KINDS } from "./_kinds.ts";
-import { type FieldRow, readEnums, readKinds } from "./_tables.ts";
+import { ABI_VERSION, ENUMS, FRAME_META, KINDS } from "./_kinds.ts";
+import { type FieldRow, readEnums, readKinds, readMetaKind } from "./_tables.ts";
 import { LibraryLoadError } from "./errors.ts";
 import { cacheDir } from "./_cache.ts";
 
@@ -77,8 +77,8 @@ function layoutMismatch(lib: Symbols): string | undefined {
       major(ABI_VERSION)
     }.${ABI_VERSION & 0xffff}`;
   }
-  const kinds = readKinds(lib);
-  for (const want of KINDS) {
+  const kinds = [...readKinds(lib), readMetaKind(lib)];
+  for (const want of [...KINDS, FRAME_META]) {
     const got = kinds.find((k) => k.id === want.id);
     if (!got || got.name !== want.name) return `kind ${want.id} (${want.name}) is missing`;
     if (got.descSize !== want.descSize) {

@@ -15,6 +15,7 @@ export const FIELD = {
   ENUM: 7,
   FD: 8,
   COUNT: 9,
+  I64: 10,
 } as const;
 
 /** gpures_field_info.flags: zero means absent. */

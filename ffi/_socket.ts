@@ -64,6 +64,8 @@ export function cPath(path: string | URL, verb: string): Uint8Array {
 /** A socket fd with waits that may be pending on other threads. */
 export class Socket {
   closed = false;
+  /** A session that owns the fd once opened (gpures_session_open); closing it closes the fd. */
+  session: Deno.PointerValue = null;
   #waits = 0;
   #fdClosed = false;
 
@@ -105,6 +107,7 @@ export class Socket {
   #closeFd(): void {
     if (this.#fdClosed) return;
     this.#fdClosed = true;
-    lib().gpures_channel_close(this.fd);
+    if (this.session !== null) lib().gpures_session_close(this.session);
+    else lib().gpures_channel_close(this.fd);
   }
 }

@@ -22,6 +22,45 @@ export const symbols = {
   gpures_kind_supported: { parameters: ["u32"], result: "i32" },
   // const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count)
   gpures_kind_fields: { parameters: ["u32", "buffer"], result: "pointer" },
+  // const gpures_field_info *gpures_meta_fields(uint32_t *out_count)
+  gpures_meta_fields: { parameters: ["buffer"], result: "pointer" },
+  // int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta)
+  gpures_meta_set: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_meta_get(gpures_handle handle, gpures_frame_meta *out)
+  gpures_meta_get: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_buffer_id(gpures_handle handle, uint64_t *out_id)
+  gpures_buffer_id: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool)
+  gpures_pool_create: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+  //                         const gpures_create_options *options, gpures_handle *out_frame)
+  gpures_pool_acquire: { parameters: ["pointer", "i32", "u32", "buffer", "buffer"], result: "i32" },
+  // The same call on a thread of Deno's, for a wait that must not block the event loop.
+  gpures_pool_acquire_async: {
+    name: "gpures_pool_acquire",
+    parameters: ["pointer", "i32", "u32", "buffer", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
+  // int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket)
+  gpures_pool_cancel: { parameters: ["pointer", "u32"], result: "i32" },
+  // int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out)
+  gpures_pool_stats_get: { parameters: ["pointer", "buffer"], result: "i32" },
+  // int gpures_pool_close(gpures_pool *pool)
+  gpures_pool_close: { parameters: ["pointer"], result: "i32" },
+  // int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session)
+  gpures_session_open: { parameters: ["i32", "u32", "buffer"], result: "i32" },
+  // int gpures_session_send(gpures_session *s, gpures_handle h, uint32_t flags, uint32_t *out_sent)
+  gpures_session_send: { parameters: ["pointer", "u64", "u32", "buffer"], result: "i32" },
+  // int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out_handle)
+  gpures_session_receive: { parameters: ["pointer", "u32", "buffer"], result: "i32" },
+  // int gpures_session_stats_get(gpures_session *s, gpures_session_stats *out)
+  gpures_session_stats_get: { parameters: ["pointer", "buffer"], result: "i32" },
+  // int gpures_session_forgotten(gpures_session *s, uint64_t *ids, uint32_t capacity,
+  //                              uint32_t *out_count)
+  gpures_session_forgotten: { parameters: ["pointer", "buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_session_close(gpures_session *s)
+  gpures_session_close: { parameters: ["pointer"], result: "i32" },
   // const char *gpures_enum_set_name(uint32_t set)
   gpures_enum_set_name: { parameters: ["u32"], result: "pointer" },
   // const gpures_enum_value *gpures_enum_table(uint32_t *out_count)
@@ -37,6 +76,13 @@ export const symbols = {
   // int gpures_pixel_format_row_bytes(uint32_t format, uint32_t plane, uint32_t width,
   //                                   uint64_t *out_bytes)
   gpures_pixel_format_row_bytes: { parameters: ["u32", "u32", "u32", "buffer"], result: "i32" },
+  // int gpures_pixel_format_layout(uint32_t format, uint32_t width, uint32_t height,
+  //                                uint32_t row_align, gpures_plane_layout out_planes[4],
+  //                                uint64_t *out_size)
+  gpures_pixel_format_layout: {
+    parameters: ["u32", "u32", "u32", "u32", "buffer", "buffer"],
+    result: "i32",
+  },
   // int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
   //                   gpures_handle *out_handle)
   gpures_create: { parameters: ["u32", "buffer", "buffer", "buffer"], result: "i32" },

@@ -72,8 +72,28 @@ export function readKinds(lib: Symbols): KindRow[] {
   return kinds;
 }
 
-function readFields(lib: Symbols, kind: number): FieldRow[] {
-  const [view, n] = rows((c) => lib.gpures_kind_fields(kind, c));
+/** The rows of gpures_frame_meta, as a pseudo-kind (id 0) so one codec compiler serves both. */
+export function readMetaKind(lib: Symbols): KindRow {
+  const fields = readFields(lib, 0, (c) => lib.gpures_meta_fields(c));
+  const end = Math.max(...fields.map((f) => f.offset + f.size * f.count));
+  const descSize = Math.ceil(end / 8) * 8;
+  return {
+    id: 0,
+    ownership: 0,
+    platforms: 0,
+    descSize,
+    name: "FrameMeta",
+    snake: "frame_meta",
+    fields,
+  };
+}
+
+function readFields(
+  lib: Symbols,
+  kind: number,
+  table = (c: Uint32Array) => lib.gpures_kind_fields(kind, c),
+): FieldRow[] {
+  const [view, n] = rows(table);
   const fields: FieldRow[] = [];
   for (let i = 0; i < n; i++) {
     const at = i * 56;

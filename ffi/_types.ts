@@ -213,6 +213,58 @@ export type WgpuTextureDimensionName =
   | "2d"
   | "3d";
 
+/** A ColorPrimaries by name. */
+export type ColorPrimariesName =
+  | "bt709"
+  | "unspecified"
+  | "bt470m"
+  | "bt470bg"
+  | "smpte170m"
+  | "smpte240m"
+  | "film"
+  | "bt2020"
+  | "smpte428"
+  | "smpte431"
+  | "smpte432"
+  | "ebu3213";
+
+/** A TransferCharacteristics by name. */
+export type TransferCharacteristicsName =
+  | "bt709"
+  | "unspecified"
+  | "gamma22"
+  | "gamma28"
+  | "smpte170m"
+  | "smpte240m"
+  | "linear"
+  | "log"
+  | "log-sqrt"
+  | "iec61966-2-4"
+  | "bt1361"
+  | "iec61966-2-1"
+  | "bt2020-10"
+  | "bt2020-12"
+  | "pq"
+  | "smpte428"
+  | "hlg";
+
+/** A MatrixCoefficients by name. */
+export type MatrixCoefficientsName =
+  | "rgb"
+  | "bt709"
+  | "unspecified"
+  | "fcc"
+  | "bt470bg"
+  | "smpte170m"
+  | "smpte240m"
+  | "ycgco"
+  | "bt2020-ncl"
+  | "bt2020-cl"
+  | "smpte2085"
+  | "chroma-derived-ncl"
+  | "chroma-derived-cl"
+  | "ictcp";
+
 /** The name of a resource kind. */
 export type KindName =
   | "D3D11Texture"
@@ -235,6 +287,163 @@ export type KindName =
   | "CpuPlanes"
   | "CpuSharedSlot"
   | "WgpuTexture";
+
+/** Frame metadata as {@link GpuResource.setMeta} takes it: each group optional. */
+export interface FrameMetaInit {
+  /** the frame's number in its stream */
+  sequence?: number;
+  /** timing */
+  timing?: {
+    /** presentation time, in timebase units */
+    pts: number;
+    /** duration, in timebase units */
+    duration: number;
+    /** seconds per unit: numerator */
+    timebaseNum: number;
+    /** seconds per unit: denominator */
+    timebaseDen: number;
+  };
+  /** visible */
+  visible?: {
+    /** left edge of the visible rectangle */
+    x: number;
+    /** top edge */
+    y: number;
+    /** width in pixels */
+    width: number;
+    /** height in pixels */
+    height: number;
+  };
+  /** color */
+  color?: {
+    /** H.273 colour primaries */
+    primaries: ColorPrimariesName | number;
+    /** H.273 transfer characteristics */
+    transfer: TransferCharacteristicsName | number;
+    /** H.273 matrix coefficients */
+    matrix: MatrixCoefficientsName | number;
+    /** full range (else limited) */
+    fullRange: boolean;
+  };
+  /** mastering */
+  mastering?: {
+    /** red x, 0.00002 units */
+    redX: number;
+    /** red y */
+    redY: number;
+    /** green x */
+    greenX: number;
+    /** green y */
+    greenY: number;
+    /** blue x */
+    blueX: number;
+    /** blue y */
+    blueY: number;
+    /** white point x */
+    whiteX: number;
+    /** white point y */
+    whiteY: number;
+    /** 0.0001 cd/m2 */
+    maxLuminance: number;
+    /** 0.0001 cd/m2 */
+    minLuminance: number;
+  };
+  /** contentLight */
+  contentLight?: {
+    /** maximum content light level, cd/m2 */
+    maxCll: number;
+    /** maximum frame-average light level, cd/m2 */
+    maxFall: number;
+  };
+  /** 16 bytes of the application's own */
+  userData?: Uint8Array;
+}
+
+/** Frame metadata as {@link GpuResource.meta} shows it: an absent group is null. */
+export interface FrameMeta {
+  /** the frame's number in its stream */
+  sequence: number | null | null;
+  /** timing */
+  timing:
+    | {
+      /** presentation time, in timebase units */
+      pts: number;
+      /** duration, in timebase units */
+      duration: number;
+      /** seconds per unit: numerator */
+      timebaseNum: number;
+      /** seconds per unit: denominator */
+      timebaseDen: number;
+    }
+    | null
+    | null;
+  /** visible */
+  visible:
+    | {
+      /** left edge of the visible rectangle */
+      x: number;
+      /** top edge */
+      y: number;
+      /** width in pixels */
+      width: number;
+      /** height in pixels */
+      height: number;
+    }
+    | null
+    | null;
+  /** color */
+  color:
+    | {
+      /** H.273 colour primaries */
+      primaries: ColorPrimariesName;
+      /** H.273 transfer characteristics */
+      transfer: TransferCharacteristicsName;
+      /** H.273 matrix coefficients */
+      matrix: MatrixCoefficientsName;
+      /** full range (else limited) */
+      fullRange: boolean;
+    }
+    | null
+    | null;
+  /** mastering */
+  mastering:
+    | {
+      /** red x, 0.00002 units */
+      redX: number;
+      /** red y */
+      redY: number;
+      /** green x */
+      greenX: number;
+      /** green y */
+      greenY: number;
+      /** blue x */
+      blueX: number;
+      /** blue y */
+      blueY: number;
+      /** white point x */
+      whiteX: number;
+      /** white point y */
+      whiteY: number;
+      /** 0.0001 cd/m2 */
+      maxLuminance: number;
+      /** 0.0001 cd/m2 */
+      minLuminance: number;
+    }
+    | null
+    | null;
+  /** contentLight */
+  contentLight:
+    | {
+      /** maximum content light level, cd/m2 */
+      maxCll: number;
+      /** maximum frame-average light level, cd/m2 */
+      maxFall: number;
+    }
+    | null
+    | null;
+  /** 16 bytes of the application's own */
+  userData: Uint8Array | null | null;
+}
 
 /** The descriptor {@link D3D11Texture.create} takes. */
 export interface D3D11TextureDesc {
@@ -867,6 +1076,10 @@ export interface CpuPlanesDesc {
     /** bytes per row */
     rowPitch: number;
   }[];
+  /** width in pixels, with height */
+  width?: number;
+  /** height in pixels, with width */
+  height?: number;
 }
 
 /** What {@link CpuPlanes.describe} returns. */
@@ -888,6 +1101,10 @@ export interface CpuPlanesDescription {
     /** bytes per row */
     rowPitch: number;
   }[];
+  /** width in pixels, with height */
+  width: number | null;
+  /** height in pixels, with width */
+  height: number | null;
 }
 
 /** The descriptor {@link CpuSharedSlot.create} takes. */

@@ -117,6 +117,13 @@ export function writeValue(
       }
       return view.setBigUint64(at, b, true);
     }
+    case FIELD.I64: {
+      const n = typeof v === "bigint" ? Number(v) : v;
+      if (typeof n !== "number" || !Number.isSafeInteger(n) || BigInt(n) !== BigInt(v as number)) {
+        refuse(kind, path, `must be an integer within +-(2^53 - 1), not ${show(v)}`);
+      }
+      return view.setBigInt64(at, BigInt(n), true);
+    }
     case FIELD.PTR: {
       const a = addressOf(v);
       if (a === undefined) {

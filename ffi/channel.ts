@@ -16,16 +16,21 @@ import { check, lastError } from "./_native.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
+import { BufferViews } from "./_buffer_views.ts";
+import type { PlaneView } from "./planes.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
 const NONBLOCK = 1;
 const ALLOW_UNSEALED = 2;
+const SESSION_SEND = 1;
+const SESSION_RECEIVE = 2;
 const READABLE = 1;
 const WRITABLE = 2;
 
 const i32Out = new Int32Array(2);
 const u32Out = new Uint32Array(1);
 const u64Out = new BigUint64Array(1);
+const forgotten = new BigUint64Array(16);
 
 /** What a channel carries: the kinds that own fds. */
 export type ChannelResource = DmaBufHandle | VkOpaqueFd;
@@ -35,6 +40,31 @@ const INTERNAL = Symbol("gpures.channel");
 // Channels and listeners collected unclosed close their fds (a listener's shutdown
 // removes its socket file, if the path still names it).
 const unclosed = new FinalizationRegistry<{ socket: Socket }>((held) => held.socket.close());
+
+/** What {@link Channel.connect} accepts. */
+export interface ConnectOptions {
+  /**
+   * Milliseconds to wait for a listener to appear at the path (the other
+   * process may not have started yet); 0, the default, fails at once.
+   */
+  wait?: number;
+}
+
+/** A channel's traffic: {@link Channel.stats}. */
+export interface ChannelStats {
+  /** Buffers the peer holds (sending) or this end keeps mapped-ready (receiving). */
+  buffers: number;
+  /** Frames and handles sent or received. */
+  frames: number;
+  /** Of which carried fds: the first frame of each buffer. */
+  announced: number;
+  /** Sending: frames the peer has not released yet. */
+  inFlight: number;
+  /** Sending: releases that came back. */
+  returned: number;
+  /** Messages refused: malformed, unknown, or not the peer's to send. */
+  refused: number;
+}
 
 /** What {@link Channel.receive} accepts. */
 export interface ReceiveOptions {
@@ -102,6 +132,8 @@ export interface ReceiveOptions {
  */
 export class Channel {
   readonly #socket: Socket;
+  readonly #views = new BufferViews();
+  #role = 0;
 
   /**
    * Not for users: channels come from {@link Channel.connect}, accept() or pair().
@@ -133,15 +165,71 @@ export class Channel {
     return new ChannelListener(INTERNAL, i32Out[0], bytes);
   }
 
-  /** A channel to the listener at `path`. */
-  static async connect(path: string | URL): Promise<Channel> {
+  /**
+   * A channel to the listener at `path`. With `wait`, a path where nobody
+   * listens yet is tried again until the listener appears or the time is up.
+   */
+  static async connect(path: string | URL, options: ConnectOptions = {}): Promise<Channel> {
     const bytes = cPath(path, "connect");
+    const wait = own(options, "wait") ?? 0;
+    if (typeof wait !== "number" || !(wait >= 0)) {
+      throw new InvalidHandleError(
+        `Cannot connect: wait must be a number of milliseconds, not ${String(wait)}`,
+        "INVALID_VALUE",
+        "wait",
+      );
+    }
+    const until = performance.now() + wait;
     for (;;) {
-      check(lib().gpures_channel_connect(bytes, NONBLOCK, i32Out));
-      if (i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
-      // The listener's queue is full: it has not accepted the connections before this one.
+      const status = lib().gpures_channel_connect(bytes, NONBLOCK, i32Out);
+      if (status !== 0 && performance.now() >= until) check(status);
+      if (status === 0 && i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
+      // Nobody listens yet, or the listener has not accepted the connections before this one.
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
+  }
+
+  /** The session on this channel, opened for `role` on first use; one role per channel. */
+  #session(role: number, verb: string): Deno.PointerValue {
+    if (this.#role === role) return this.#socket.session;
+    if (this.#role !== 0) {
+      throw new InvalidHandleError(
+        `Cannot ${verb}: this channel ${
+          this.#role === SESSION_SEND ? "sends frames" : "receives"
+        }; a channel carries frames one way (use a second channel for the other)`,
+        "INVALID_VALUE",
+        "channel",
+      );
+    }
+    const out = new BigUint64Array(1);
+    check(lib().gpures_session_open(this.#socket.open(verb), role, out));
+    this.#socket.session = Deno.UnsafePointer.create(out[0]);
+    this.#role = role;
+    return this.#socket.session;
+  }
+
+  /**
+   * Typed views of a received (or sent) frame's planes: each buffer is
+   * mapped once, and later frames of it get the same arrays.
+   */
+  planes(frame: DmaBufHandle): PlaneView[] {
+    return this.#views.of(frame);
+  }
+
+  /** What this end has sent or received (zeros before the first frame). */
+  get stats(): ChannelStats {
+    const out = new DataView(new ArrayBuffer(64));
+    out.setUint32(0, 64, true);
+    if (this.#role !== 0) check(lib().gpures_session_stats_get(this.#socket.session, out.buffer));
+    const n = (at: number) => Number(out.getBigUint64(at, true));
+    return {
+      buffers: out.getUint32(4, true),
+      frames: n(8),
+      announced: n(16),
+      inFlight: n(24),
+      returned: n(32),
+      refused: n(40),
+    };
   }
 
   /** The socket's fd, for a host that polls it itself. Owned by this channel. */
@@ -178,11 +266,20 @@ export class Channel {
       );
     }
     const s = lib();
+    // Pooled frames go through a session: their buffers are announced once and come back.
+    const session = this.#role !== 0 || resource.bufferId !== null
+      ? this.#session(SESSION_SEND, "send")
+      : null;
     let held: GpuResource<unknown> | undefined;
     try {
       for (;;) {
         const fd = this.#socket.open("send");
-        check(s.gpures_channel_send(fd, (held ?? resource).unsafeHandle, NONBLOCK, u32Out));
+        const handle = (held ?? resource).unsafeHandle;
+        check(
+          session === null
+            ? s.gpures_channel_send(fd, handle, NONBLOCK, u32Out)
+            : s.gpures_session_send(session, handle, NONBLOCK, u32Out),
+        );
         if (u32Out[0]) return;
         held ??= resource.clone(); // full: keep the handle alive while waiting for room
         await this.#socket.wait(WRITABLE);
@@ -212,9 +309,11 @@ export class Channel {
     const s = lib();
     const trust = own(options, "allowUnsealed") === true;
     const flags = NONBLOCK | (trust ? ALLOW_UNSEALED : 0);
+    const session = this.#session(SESSION_RECEIVE, "receive");
     for (;;) {
-      const fd = this.#socket.open("receive");
-      const status = s.gpures_channel_receive(fd, flags, u64Out);
+      this.#socket.open("receive");
+      const status = s.gpures_session_receive(session, flags, u64Out);
+      this.#forgetBuffers(session);
       if (status === 0 && u64Out[0] !== 0n) {
         return GpuResource.fromRaw(u64Out[0]) as ChannelResource;
       }
@@ -224,6 +323,16 @@ export class Channel {
         throw error;
       }
       await this.#socket.wait(READABLE);
+    }
+  }
+
+  /** Drops the views of buffers the sender let go of. */
+  #forgetBuffers(session: Deno.PointerValue): void {
+    const s = lib();
+    for (;;) {
+      check(s.gpures_session_forgotten(session, forgotten, forgotten.length, u32Out));
+      for (let i = 0; i < u32Out[0]; i++) this.#views.forget(forgotten[i]);
+      if (u32Out[0] < forgotten.length) return;
     }
   }
 
@@ -243,6 +352,7 @@ export class Channel {
   close(): void {
     unclosed.unregister(this);
     this.#socket.close();
+    this.#views.clear();
   }
 
   /** Closes at the end of a `using` block. */

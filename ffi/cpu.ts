@@ -3,9 +3,11 @@
 
 import type * as T from "./_types.ts";
 import { addressOf, own, ownValue } from "./_values.ts";
-import { type CreateOptions, createResource, registerKind } from "./_create.ts";
+import { type Aliases, type CreateOptions, createResource, registerKind } from "./_create.ts";
 import { InvalidHandleError } from "./errors.ts";
 import { GpuResource } from "./gpu_resource.ts";
+import { PixelFormat } from "./pixel_format.ts";
+import { type PlaneMemory, type PlaneView, viewsOf } from "./planes.ts";
 
 type Wire = Record<string, unknown>;
 const wire = (desc: object): Wire => desc as Wire;
@@ -37,6 +39,10 @@ export interface CpuPlanesCreateDesc {
   format: T.PixelFormatName | number;
   /** One entry per plane. */
   planes: CpuPlaneInput[];
+  /** Width in pixels, with height: every plane must then hold its rows. */
+  width?: number;
+  /** Height in pixels, with width. */
+  height?: number;
 }
 
 /** The address and size of a JS buffer, which the handle will alias. */
@@ -97,6 +103,49 @@ function baseAddress(buffer: ArrayBuffer | SharedArrayBuffer): bigint {
 const DATA = ["data"] as const;
 
 /**
+ * Where the plane at `address` lies in the JS buffers a handle aliases, or
+ * undefined when it is native memory. The field names which buffer ("data",
+ * "planes[1].data"): a handle aliases one per field.
+ */
+function memoryOf(
+  aliases: Aliases | undefined,
+  field: string,
+  address: bigint,
+  size: bigint,
+): PlaneMemory | undefined {
+  const k = aliases ? aliases.fields.indexOf(field) : -1;
+  if (k < 0) return undefined;
+  const buffer = aliases!.buffers[k] as ArrayBuffer;
+  const base = bases.get(buffer) ?? baseAddress(buffer);
+  return { buffer, byteOffset: Number(address - base), byteLength: Number(size) };
+}
+
+function notJsMemory(kind: string, field: string): InvalidHandleError {
+  return new InvalidHandleError(
+    `Cannot view planes of ${kind}: ${field} is native memory (an address), not a JS buffer this wrapper holds`,
+    "INVALID_VALUE",
+    field,
+  );
+}
+
+function noExtent(kind: string): InvalidHandleError {
+  return new InvalidHandleError(
+    `Cannot view planes of ${kind}: it was made without width and height`,
+    "INVALID_VALUE",
+    "width",
+  );
+}
+
+/**
+ * The pitch of plane `i` when plane 0 has `rowPitch`: the contiguous layout
+ * CpuBytes checks (gpures_pixel_format_plane_pitch in C).
+ */
+function contiguousPitch(format: T.PixelFormatName, i: number, rowPitch: number): number {
+  const [p0, p] = [0, i].map((k) => PixelFormat.info(format).planes[k]);
+  return Math.ceil((rowPitch * p.bytesPerSample * p0.hsub) / (p0.bytesPerSample * p.hsub));
+}
+
+/**
  * One buffer of CPU memory holding a frame. Made from a JS buffer, it aliases
  * the buffer (no copy) and keeps it alive until the last release; do not
  * transfer or detach the buffer meanwhile.
@@ -121,6 +170,44 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
       height = ownValue(desc.height, desc, "height");
     const built = { ptr, size, rowPitch, format, width, height };
     return createResource(this, built, options, [data], { buffers: [buffer], fields: DATA }, true);
+  }
+
+  readonly #aliases: Aliases | undefined;
+
+  /** @ignore */
+  constructor(key: symbol, handle: bigint, posts?: boolean, aliases?: Aliases) {
+    super(key, handle, posts, aliases);
+    this.#aliases = aliases; // clone() passes them on, so clones view the same memory
+  }
+
+  /**
+   * Typed views of each plane over the JS buffer the handle aliases: plane 0
+   * at its start with `rowPitch`, the others following it (the layout create
+   * checked against width and height).
+   *
+   * @example
+   * ```ts
+   * import { CpuBytes } from "@gpures/gpures";
+   * const data = new Uint8Array(64 * 32 * 3 / 2);
+   * using frame = CpuBytes.create({ data, rowPitch: 64, format: "NV12", width: 64, height: 32 });
+   * const [y, uv] = frame.planes();
+   * y.data.fill(16);
+   * console.log(uv.width, uv.height, data[0]); // 32 16 16
+   * ```
+   */
+  planes(): PlaneView[] {
+    const d = this.describe();
+    const memory = memoryOf(this.#aliases, "data", d.ptr, d.size);
+    if (!memory) throw notJsMemory(this.kind, "data");
+    if (!d.width || !d.height) throw noExtent(this.kind);
+    const { width, height, rowPitch, format } = d;
+    const placed = PixelFormat.info(format).planes.map(() => ({ offset: 0, stride: 0 }));
+    for (let i = 0, offset = 0; i < placed.length; i++) {
+      const stride = contiguousPitch(format, i, rowPitch);
+      placed[i] = { offset, stride };
+      offset += stride * PixelFormat.planeExtent(format, i, width, height).height;
+    }
+    return viewsOf(placed.map(() => memory), format, placed, width, height);
   }
 }
 
@@ -162,11 +249,57 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
       : given;
     return createResource(
       this,
-      { format: own(desc, "format"), planes },
+      {
+        format: own(desc, "format"),
+        planes,
+        width: own(desc, "width"),
+        height: own(desc, "height"),
+      },
       options,
       holds,
       fields.length ? { buffers, fields } : undefined,
       true,
     );
+  }
+
+  readonly #aliases: Aliases | undefined;
+
+  /** @ignore */
+  constructor(key: symbol, handle: bigint, posts?: boolean, aliases?: Aliases) {
+    super(key, handle, posts, aliases);
+    this.#aliases = aliases; // clone() passes them on, so clones view the same memory
+  }
+
+  /**
+   * Typed views of each plane over the JS buffer it aliases (every plane
+   * must be one, and the handle must have width and height).
+   *
+   * @example
+   * ```ts
+   * import { CpuPlanes } from "@gpures/gpures";
+   * using frame = CpuPlanes.create({
+   *   format: "P010LE",
+   *   width: 16,
+   *   height: 8,
+   *   planes: [{ data: new Uint16Array(16 * 8), rowPitch: 32 }, {
+   *     data: new Uint16Array(16 * 4),
+   *     rowPitch: 32,
+   *   }],
+   * });
+   * const [y, uv] = frame.planes();
+   * console.log(y.data.constructor.name, y.stride, uv.channels); // Uint16Array 16 2
+   * ```
+   */
+  planes(): PlaneView[] {
+    const d = this.describe();
+    const memories: PlaneMemory[] = [];
+    for (const [i, p] of d.planes.entries()) {
+      const memory = memoryOf(this.#aliases, `planes[${i}].data`, p.data, p.size);
+      if (!memory) throw notJsMemory(this.kind, `planes[${i}].data`);
+      memories.push(memory);
+    }
+    if (!d.width || !d.height) throw noExtent(this.kind);
+    const placed = d.planes.map((p) => ({ offset: 0, stride: p.rowPitch }));
+    return viewsOf(memories, d.format, placed, d.width, d.height);
   }
 }

@@ -40,6 +40,9 @@ export class UnsupportedPlatformError extends GpuResourceError {}
 /** The native library could not be found, loaded or trusted. */
 export class LibraryLoadError extends GpuResourceError {}
 
+/** A wait ran out of time: no pool slot came free, no fence signalled. */
+export class TimeoutError extends GpuResourceError {}
+
 const classes: Record<string, typeof GpuResourceError> = {
   NULL_HANDLE: InvalidHandleError,
   NULL_POINTER: InvalidHandleError,
@@ -49,6 +52,7 @@ const classes: Record<string, typeof GpuResourceError> = {
   STALE: ReleasedError,
   UNSUPPORTED_PLATFORM: UnsupportedPlatformError,
   ABI_MISMATCH: LibraryLoadError,
+  TIMED_OUT: TimeoutError,
 };
 
 /** The error class for a status name. */

@@ -3,6 +3,21 @@
 
 import { mapHandle, type MapOptions, type Mapping, unmapMapping } from "./_mapping.ts";
 import { GpuResource } from "./gpu_resource.ts";
+import { InvalidHandleError, WrongKindError } from "./errors.ts";
+import { formatOfFourcc } from "./pixel_format.ts";
+import { type PlaneMemory, type PlaneView, viewsOf } from "./planes.ts";
+
+/** What planes() reads of a description: a DmaBufHandle's layout. */
+interface Layout {
+  fourcc: number;
+  modifier: bigint;
+  width: number;
+  height: number;
+  planes: { objectIndex: number; offset: number; stride: number }[];
+}
+
+const DRM_FORMAT_MOD_LINEAR = 0n;
+const DRM_FORMAT_MOD_INVALID = 0x00ff_ffff_ffff_ffffn;
 
 /**
  * A resource whose handle owns file descriptors (DmaBufHandle, VkOpaqueFd):
@@ -66,6 +81,75 @@ export abstract class FdResource<Description = Record<string, unknown>>
     const mapping = mapHandle(this.unsafeHandle, index, this.kind, options);
     (this.#mappings ??= new Map()).set(index, mapping);
     return mapping.buffer;
+  }
+
+  /**
+   * Typed views of each plane of a linear DmaBufHandle of a known fourcc,
+   * over {@link FdResource.map} of each object a plane lies in (so they end
+   * with the mapping: at `unmap()` or release their length becomes 0).
+   *
+   * @example
+   * ```ts
+   * import { DmaBufHandle, PixelFormat } from "@gpures/gpures";
+   * const libc = Deno.dlopen("libc.so.6", {
+   *   memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+   *   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+   * });
+   * const layout = PixelFormat.layout("P010LE", 64, 32);
+   * const fd = libc.symbols.memfd_create(new TextEncoder().encode("frame\0"), 3); // sealable
+   * libc.symbols.ftruncate(fd, BigInt(layout.size));
+   * using frame = DmaBufHandle.create({
+   *   fds: [fd],
+   *   format: "P010LE",
+   *   modifier: 0n,
+   *   width: 64,
+   *   height: 32,
+   *   planes: layout.planes.map((p) => ({ objectIndex: 0, offset: p.offset, stride: p.stride })),
+   * }, { takeOwnership: true });
+   * const [y] = frame.planes();
+   * y.data[0] = 940 << 6; // 10-bit white, in the high bits
+   * console.log(y.data.constructor.name, y.stride); // Uint16Array 64
+   * libc.close();
+   * ```
+   */
+  planes(options?: MapOptions): PlaneView[] {
+    const d = this.#layout();
+    const formatOf = formatOfFourcc(d.fourcc);
+    if (!formatOf) {
+      throw new InvalidHandleError(
+        `Cannot view planes of ${this.kind}: fourcc 0x${
+          d.fourcc.toString(16)
+        } is not one the pixel format table knows`,
+        "INVALID_VALUE",
+        "fourcc",
+      );
+    }
+    const memories = d.planes.map((p): PlaneMemory => {
+      const buffer = this.map(p.objectIndex, options);
+      return { buffer, byteOffset: 0, byteLength: buffer.byteLength };
+    });
+    return viewsOf(memories, formatOf.id, d.planes, d.width, d.height);
+  }
+
+  /** The plane layout of a linear DmaBufHandle: what a CPU view can read. */
+  #layout(): Layout {
+    const d = this.describe() as Partial<Layout>;
+    if (d.fourcc === undefined || !Array.isArray(d.planes)) {
+      throw new WrongKindError(
+        `Cannot view planes of ${this.kind}: it has no plane layout (a DmaBufHandle has)`,
+        "WRONG_KIND",
+      );
+    }
+    if (d.modifier !== DRM_FORMAT_MOD_LINEAR && d.modifier !== DRM_FORMAT_MOD_INVALID) {
+      throw new InvalidHandleError(
+        `Cannot view planes of ${this.kind}: modifier 0x${
+          d.modifier?.toString(16)
+        } is a tiled layout, whose rows are not where a stride says`,
+        "INVALID_VALUE",
+        "modifier",
+      );
+    }
+    return d as Layout;
   }
 
   /** Ends what {@link DmaBufHandle.map} gave for `index`, or for every index. */

@@ -1,6 +1,8 @@
 // The base class of every resource kind: ownership of one reference to a
 // native handle, and everything every kind can do with it.
 
+import { bufferIdOf, getMeta, setMeta } from "./_meta.ts";
+import type { FrameMeta, FrameMetaInit } from "./_types.ts";
 import { codecOf } from "./_codec.ts";
 import { type Aliases, classOf, detachedField, INTERNAL, type ResourceClass } from "./_create.ts";
 import { drain, liveRecords, report, startPolling } from "./_keep_alive.ts";
@@ -251,6 +253,51 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   /** The library's JSON description (64-bit values as strings), as an object. */
   toJSON(): Record<string, unknown> {
     return JSON.parse(describeJson(this.#live("describe")));
+  }
+
+  /**
+   * The frame metadata the handle carries (sequence, timing, visible
+   * rectangle, colour, HDR, user data), or null. Clones, Workers given the
+   * handle and the receiver of a channel see the same.
+   */
+  get meta(): FrameMeta | null {
+    return getMeta(this.#live("read metadata of"));
+  }
+
+  /**
+   * Stores frame metadata in the handle, replacing what it had (null
+   * removes it). Each group is optional; a bad value throws
+   * InvalidHandleError naming the field (`visible.width`, `color.primaries`).
+   *
+   * @example
+   * ```ts
+   * import { CpuBytes } from "@gpures/gpures";
+   * using frame = CpuBytes.create({
+   *   data: new Uint8Array(16 * 16 * 4),
+   *   rowPitch: 64,
+   *   format: "RgbaU8",
+   *   width: 16,
+   *   height: 16,
+   * });
+   * frame.setMeta({
+   *   sequence: 7,
+   *   timing: { pts: 7000, duration: 1000, timebaseNum: 1, timebaseDen: 1_000_000 },
+   *   color: { primaries: "bt709", transfer: "bt709", matrix: "bt709", fullRange: false },
+   * });
+   * console.log(frame.meta?.sequence, frame.meta?.color?.primaries); // 7 bt709
+   * ```
+   */
+  setMeta(meta: FrameMetaInit | null): void {
+    setMeta(this.#live("set metadata of"), meta);
+  }
+
+  /**
+   * The identity of the memory behind the handle: the same for every frame
+   * of one pool slot (or one buffer received through a channel), never
+   * reused, null for a handle that has none. Cache imports by it.
+   */
+  get bufferId(): bigint | null {
+    return bufferIdOf(this.#live("read buffer id of"));
   }
 
   /** Drops this wrapper's reference; idempotent. The last release frees the handle. */

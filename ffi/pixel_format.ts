@@ -1,11 +1,11 @@
 // Pixel format facts, read from the library's one table (nothing kept here).
 
-import { enumName, enumValue } from "./_values.ts";
+import { enumName, enumValue, own } from "./_values.ts";
 import { lib } from "./_load.ts";
 import { type PixelFormatRow, readPixelFormats } from "./_tables.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { InvalidHandleError } from "./errors.ts";
-import { lastError } from "./_native.ts";
+import { check, lastError } from "./_native.ts";
 
 const PIXEL_FORMAT_SET = 1;
 
@@ -47,6 +47,43 @@ export interface PixelFormatInfo {
   planes: PlaneInfo[];
 }
 
+/** One plane of a {@link FrameLayout}. All values are bytes except width and height. */
+export interface PlaneLayout {
+  /** Bytes from the buffer's start; a multiple of `rowAlign`. */
+  offset: number;
+  /** Bytes per row: the plane's row bytes rounded up to `rowAlign`. */
+  stride: number;
+  /** Samples per row. */
+  width: number;
+  /** Rows. */
+  height: number;
+  /** `stride * height`. */
+  size: number;
+}
+
+/** A frame's standard layout in one buffer: planes in order, rows padded. */
+export interface FrameLayout {
+  /** The buffer's bytes (below 2^32, so every offset fits a DmaBufHandle plane). */
+  size: number;
+  /** One entry per plane of the format. */
+  planes: PlaneLayout[];
+}
+
+/** {@link PixelFormatTable.layout}'s options. */
+export interface LayoutOptions {
+  /** Each row is padded to, and each plane starts at, a multiple of it: a power of two, 1..4096. */
+  rowAlign?: number;
+}
+
+/**
+ * The default row alignment of {@link PixelFormatTable.layout}. 64 bytes is a
+ * cache line on x86 and ARM (no row shares one with the next, SIMD loads of a
+ * row start aligned) and the linear pitch Intel's display and media engines
+ * import; drivers that want more (AMD's linear textures: 256) are asked for it
+ * through `rowAlign`.
+ */
+const DEFAULT_ROW_ALIGN = 64;
+
 /** The queries {@link PixelFormat} answers. */
 export interface PixelFormatTable {
   /** Everything the library knows of a format, by name or id. */
@@ -67,6 +104,13 @@ export interface PixelFormatTable {
     height: number,
     rowPitch: number,
   ): bigint;
+  /** The standard layout of a `width` x `height` frame in one buffer (rows aligned to 64 bytes). */
+  layout(
+    name: PixelFormatName | number,
+    width: number,
+    height: number,
+    options?: LayoutOptions,
+  ): FrameLayout;
 }
 
 let table: PixelFormatRow[] | undefined;
@@ -173,4 +217,61 @@ export const PixelFormat: PixelFormatTable = {
     if (status !== 0) throw lastError(status);
     return out[0];
   },
+
+  /**
+   * The standard layout of a `width` x `height` frame in one buffer: planes
+   * in order, each row padded to a multiple of `rowAlign` (default 64) and
+   * each plane starting at a multiple of it.
+   *
+   * @example
+   * ```ts
+   * import { PixelFormat } from "@gpures/gpures";
+   * const { size, planes } = PixelFormat.layout("NV12", 1920, 1080);
+   * console.log(size, planes[1].offset, planes[1].stride); // 3110400 2073600 1920
+   * ```
+   */
+  layout(
+    name: PixelFormatName | number,
+    width: number,
+    height: number,
+    options?: LayoutOptions,
+  ): FrameLayout {
+    const row = rowOf(name);
+    const rowAlign = own(options, "rowAlign") ?? DEFAULT_ROW_ALIGN;
+    const out = new Uint8Array(4 * PLANE_LAYOUT_BYTES);
+    const size = new BigUint64Array(1);
+    check(
+      lib().gpures_pixel_format_layout(
+        row.id,
+        u32("width", width),
+        u32("height", height),
+        u32("rowAlign", rowAlign as number),
+        out,
+        size,
+      ),
+    );
+    const view = new DataView(out.buffer);
+    return { size: Number(size[0]), planes: row.planes.map((_, i) => planeLayoutAt(view, i)) };
+  },
 };
+
+/** sizeof(gpures_plane_layout): offset, size (u64), stride, width, height, reserved (u32). */
+const PLANE_LAYOUT_BYTES = 32;
+
+function planeLayoutAt(view: DataView, i: number): PlaneLayout {
+  const at = i * PLANE_LAYOUT_BYTES;
+  return {
+    offset: Number(view.getBigUint64(at, true)),
+    stride: view.getUint32(at + 16, true),
+    width: view.getUint32(at + 20, true),
+    height: view.getUint32(at + 24, true),
+    size: Number(view.getBigUint64(at + 8, true)),
+  };
+}
+
+/** The format whose DRM fourcc is `fourcc`, or undefined (what the C check of a DmaBufHandle uses). */
+export function formatOfFourcc(fourcc: number): PixelFormatInfo | undefined {
+  table ??= readPixelFormats(lib());
+  const row = fourcc ? table.find((r) => r.drmFourcc === fourcc) : undefined;
+  return row && PixelFormat.info(row.id);
+}

@@ -262,6 +262,8 @@ const cases: Record<string, Case> = {
         { data: hex(addressOf(luma)), size: "2048", rowPitch: 64 },
         { data: hex(addressOf(chroma)), size: "1024", rowPitch: 64 },
       ],
+      width: null, // made without an extent
+      height: null,
     }),
     addresses: ["planes[].data"],
   },

@@ -258,3 +258,49 @@ Deno.test({
     }
   },
 });
+
+Deno.test("PixelFormat.layout() of every format: planes in order, rows of rowAlign multiples", () => {
+  for (const name of PixelFormat.names()) {
+    const { size, planes } = PixelFormat.layout(name, 101, 37, { rowAlign: 32 });
+    assert.equal(planes.length, PixelFormat.info(name).numPlanes, name);
+    let end = 0;
+    planes.forEach((p, i) => {
+      assert.equal(p.offset, end, `${name} plane ${i} follows the one before`);
+      assert.equal(p.stride % 32, 0, `${name} plane ${i}`);
+      assert.deepEqual(
+        { width: p.width, height: p.height },
+        PixelFormat.planeExtent(name, i, 101, 37),
+        `${name} plane ${i}`,
+      );
+      assert.equal(p.size, p.stride * p.height);
+      end += p.size;
+    });
+    assert.equal(size, end, name);
+  }
+});
+
+Deno.test("PixelFormat.layout() with rowAlign 1 and even sizes is frameSize()'s contiguous layout", () => {
+  for (const name of PixelFormat.names()) {
+    const layout = PixelFormat.layout(name, 64, 32, { rowAlign: 1 });
+    const rowPitch = layout.planes[0].stride; // plane 0's row bytes: no padding
+    assert.equal(BigInt(layout.size), PixelFormat.frameSize(name, 64, 32, rowPitch), name);
+  }
+});
+
+Deno.test("PixelFormat.layout() refuses an unknown format, a zero extent or a bad rowAlign", () => {
+  const cases = [
+    [() => PixelFormat.layout("Rgba9" as PixelFormatName, 64, 64), "format"],
+    [() => PixelFormat.layout("NV12", 0, 64), "width"],
+    [() => PixelFormat.layout("NV12", 64, 0), "height"],
+    [() => PixelFormat.layout("NV12", 64, 64, { rowAlign: 96 }), "rowAlign"],
+    [() => PixelFormat.layout("NV12", 64, 64, { rowAlign: 2 ** 32 }), "rowAlign"],
+  ] as const;
+  for (const [fn, field] of cases) {
+    assert.throws(fn, (e: unknown) => {
+      assert.ok(e instanceof InvalidHandleError, `${e}`);
+      assert.equal(e.code, "INVALID_VALUE");
+      assert.equal(e.field, field);
+      return true;
+    });
+  }
+});

@@ -443,6 +443,55 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
         "INVALID_VALUE",
         "planes[1].offset",
       ),
+      rejects(
+        "planes that overlap in one object",
+        { "planes[1].objectIndex": 0, "planes[1].offset": 1024 },
+        "INVALID_VALUE",
+        "planes[1].offset",
+      ),
+      rejects(
+        "an unknown fourcc whose plane 0 rows pass its object's end",
+        { fourcc: ZZZZ, height: 33 },
+        "INVALID_VALUE",
+        "planes[0].offset",
+      ),
+      rejects(
+        "an unknown fourcc with a plane inside plane 0's rows",
+        { fourcc: ZZZZ, "planes[1].objectIndex": 0, "planes[1].offset": 1984 },
+        "INVALID_VALUE",
+        "planes[1].offset",
+      ),
+      {
+        ...rejects(
+          "an unknown format name",
+          { fourcc: undefined, format: "Rgba9" },
+          "INVALID_VALUE",
+          "format",
+        ),
+        only: "ts",
+      },
+      {
+        ...rejects("both a fourcc and a format", { format: "NV12" }, "INVALID_VALUE", "format"),
+        only: "ts",
+      },
+      {
+        ...rejects(
+          "a format without a DRM fourcc",
+          { fourcc: undefined, format: "P216LE" },
+          "INVALID_VALUE",
+          "format",
+        ),
+        only: "ts",
+      },
+      {
+        ...rejects(
+          "a format of another plane count",
+          { fourcc: undefined, format: "YUV420P" },
+          "INVALID_VALUE",
+          "planes",
+        ),
+        only: "ts",
+      },
       unknownFlags(1 << 0), // GPURES_HAS_LUID
       accepts("both planes in one object", {
         fds: count(1),
@@ -471,6 +520,15 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       accepts("a plane in an object of unknown size", {
         "fds[1]": pipeFd(),
         "planes[1].offset": 1 << 30,
+      }),
+      {
+        ...accepts("a format name instead of a fourcc", { fourcc: undefined, format: "NV12" }),
+        only: "ts",
+      },
+      accepts("an unknown fourcc with a plane after plane 0's last row in one object", {
+        fourcc: ZZZZ,
+        "planes[1].objectIndex": 0,
+        "planes[1].offset": 1985,
       }),
     ],
   },
@@ -557,11 +615,13 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       }),
     ],
   },
-  // NV12, 64 bytes a row: 4096 bytes of luma, 2048 of chroma.
+  // NV12 64x64, 64 bytes a row: 4096 bytes of luma, 2048 of chroma.
   CpuPlanes: {
     valid: {
       format: "NV12",
       planes: [{ data: bytes(4096), rowPitch: 64 }, { data: bytes(2048), rowPitch: 64 }],
+      width: 64,
+      height: 64,
     },
     changes: [
       invalid("no planes", "planes", []),
@@ -597,11 +657,30 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       },
       invalid("pixel format 0", "format", 0),
       unknownFlags(1),
+      rejects(
+        "a chroma plane one byte short of its rows",
+        { "planes[1]": { data: bytes(2047), rowPitch: 64 } },
+        "INVALID_VALUE",
+        "planes[1].size",
+      ),
+      rejects("rows past the luma plane's end", { height: 65 }, "INVALID_VALUE", "planes[0].size"),
+      invalid("a luma row pitch below the row", "planes[0].rowPitch", 63),
+      invalid("a chroma row pitch below the row", "planes[1].rowPitch", 62),
+      rejects("width without height", { height: undefined }, "ZERO_SIZE", "height"),
+      rejects("height without width", { width: undefined }, "ZERO_SIZE", "width"),
       accepts("four planes for YUVA444P10LE", {
         format: "YUVA444P10LE",
+        width: 32,
+        height: 32,
         "planes[2]": { data: bytes(2048), rowPitch: 64 },
         "planes[3]": { data: bytes(4096), rowPitch: 64 },
       }),
+      accepts("no extent, and planes of any size", {
+        width: undefined,
+        height: undefined,
+        "planes[1]": { data: bytes(1), rowPitch: 64 },
+      }),
+      accepts("a padded chroma pitch", { "planes[1]": { data: bytes(128 * 32), rowPitch: 128 } }),
     ],
   },
   CpuSharedSlot: {

@@ -11,7 +11,7 @@
 // With --check it writes nothing and fails when the files are out of date.
 
 import { symbols } from "../ffi/_symbols.ts";
-import { type FieldRow, type KindRow, readEnums, readKinds } from "../ffi/_tables.ts";
+import { type FieldRow, type KindRow, readEnums, readKinds, readMetaKind } from "../ffi/_tables.ts";
 import { FIELD, memberName, type Node, nodesOf } from "../ffi/_shape.ts";
 
 const args = Deno.args.filter((a) => a !== "--check");
@@ -29,6 +29,7 @@ const lib = Deno.dlopen(libPath, symbols);
 const s = lib.symbols;
 const cstr = (p: Deno.PointerValue) => p === null ? "" : Deno.UnsafePointerView.getCString(p);
 const kinds = readKinds(s);
+const meta = readMetaKind(s);
 const enums = readEnums(s);
 const osNames: string[] = [];
 for (let bit = 0; cstr(s.gpures_os_name(bit)); bit++) osNames.push(cstr(s.gpures_os_name(bit)));
@@ -61,6 +62,9 @@ export const KINDS: readonly KindRow[] = [
 ${kinds.map(kindBlock).join("\n")}
 ];
 
+/** The rows of the metadata any handle may carry (gpures_frame_meta). */
+export const FRAME_META: KindRow = ${kindBlock(meta).trim().replace(/,$/, "")};
+
 /** Enumeration set names, by id. */
 export const ENUM_SETS: Readonly<Record<number, string>> = ${
     JSON.stringify(Object.fromEntries(setNames))
@@ -77,6 +81,8 @@ function scalarType(f: FieldRow, input: boolean): string {
   switch (f.type) {
     case FIELD.U64:
       return input ? "bigint | number" : "bigint";
+    case FIELD.I64:
+      return "number";
     case FIELD.PTR:
       return input ? "PointerLike" : "bigint";
     case FIELD.BOOL:
@@ -130,6 +136,20 @@ export type PointerLike = Deno.PointerValue | bigint;
       kinds.map((k) => JSON.stringify(k.name)).join("\n  | ")
     };\n`,
   );
+  const metaField = (n: Node, input: boolean) =>
+    `  /** ${n.shape === "group" && n.rows.length > 1 ? n.key : n.rows[0].doc} */\n  ${n.key}${
+      input ? "?" : ""
+    }: ${nodeType(n, input, "  ")}${input ? "" : " | null"};`;
+  parts.push(`/** Frame metadata as {@link GpuResource.setMeta} takes it: each group optional. */
+export interface FrameMetaInit {
+${nodesOf(meta).map((n) => metaField(n, true)).join("\n")}
+}
+
+/** Frame metadata as {@link GpuResource.meta} shows it: an absent group is null. */
+export interface FrameMeta {
+${nodesOf(meta).map((n) => metaField(n, false)).join("\n")}
+}
+`);
   for (const k of kinds) {
     const ns = nodesOf(k);
     const doc = (n: Node) => {
@@ -167,6 +187,7 @@ ${ns.map((n) => field(n, false)).join("\n")}
 const HAND_WRITTEN: Readonly<Record<string, string>> = {
   CpuBytes: "./cpu.ts",
   CpuPlanes: "./cpu.ts",
+  DmaBufHandle: "./dma_buf.ts",
   GlTextureHandle: "./gl.ts",
   GlBufferHandle: "./gl.ts",
   WgpuTexture: "./wgpu.ts",

@@ -61,7 +61,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 2
+#define GPURES_ABI_MINOR 3
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -156,7 +156,7 @@ enum {
   GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ENUM)
 #undef GPURES__ENUM_SET_ENUM
 #define GPURES__ENUM_SET_ROW(id, UPPER, Name) +1
-  GPURES_ENUM_SET_MAX = 0 GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ROW) /* 6 */
+  GPURES_ENUM_SET_MAX = 0 GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ROW) /* 9 */
 #undef GPURES__ENUM_SET_ROW
 };
 
@@ -237,6 +237,27 @@ GPURES_API int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, u
 /* The pitch of plane `plane` in that contiguous layout. */
 GPURES_API int gpures_pixel_format_plane_pitch(uint32_t format, uint32_t plane, uint32_t row_pitch,
                                                uint64_t *out_pitch);
+
+/* One plane of a standard layout (gpures_pixel_format_layout). */
+typedef struct gpures_plane_layout {
+  uint64_t offset;   /* bytes from the buffer's start, a multiple of row_align */
+  uint64_t size;     /* stride * height */
+  uint32_t stride;   /* bytes per row: the plane's row bytes rounded up to row_align */
+  uint32_t width;    /* samples per row */
+  uint32_t height;   /* rows */
+  uint32_t reserved;
+} gpures_plane_layout;
+/*
+** The standard layout of a width x height frame of `format` in one buffer:
+** planes in order, each row padded to a multiple of row_align (a power of two,
+** 1..4096) and each plane starting at a multiple of it. Fills
+** out_planes[0 .. num_planes-1] and *out_size (the buffer's bytes, below 2^32 so
+** every offset fits a DmaBufHandle plane). INVALID_VALUE naming "format",
+** "width", "height" or "rowAlign" otherwise.
+*/
+GPURES_API int gpures_pixel_format_layout(uint32_t format, uint32_t width, uint32_t height,
+                                          uint32_t row_align, gpures_plane_layout out_planes[4],
+                                          uint64_t *out_size);
 
 /* --------------------------------------------------------------- handles */
 
@@ -623,6 +644,8 @@ typedef struct gpures_cpu_planes_desc {
   uint32_t format;      /* PixelFormat id; its plane count must equal num_planes */
   uint32_t num_planes;  /* 1..4 */
   gpures_cpu_plane planes[4];
+  uint32_t width;       /* 0 = no extent; with height, every plane is checked to hold its rows */
+  uint32_t height;
 } gpures_cpu_planes_desc;
 
 /* CpuSharedSlot: an opaque producer slot, read back through the producer. */
@@ -697,7 +720,8 @@ enum {
   GPURES_FIELD_UUID = 6,    /* uint8_t[16] */
   GPURES_FIELD_ENUM = 7,    /* uint32_t of enumeration set `enum_set` */
   GPURES_FIELD_FD = 8,      /* int32_t file descriptor owned by the handle */
-  GPURES_FIELD_COUNT = 9    /* uint32_t number of elements of the array `path` (not shown) */
+  GPURES_FIELD_COUNT = 9,   /* uint32_t number of elements of the array `path` (not shown) */
+  GPURES_FIELD_I64 = 10     /* int64_t within +-(2^53 - 1), so JavaScript numbers hold it exactly */
 };
 
 /* gpures_field_info.flags */
@@ -863,6 +887,215 @@ GPURES_API int gpures_map(gpures_handle handle, uint32_t index, uint32_t flags, 
 GPURES_API int gpures_unmap(void *ptr);
 /* Mappings made by gpures_map() and not yet unmapped, in the whole process. */
 GPURES_API uint64_t gpures_live_mappings(void);
+
+/* ---------------------------------------------------------- frame metadata */
+/*
+** What a frame carries besides its pixels: its place in the stream, its
+** timing, the rectangle worth showing, its colour (ITU-T H.273 codes, as
+** WebCodecs' VideoColorSpace names them) and HDR static metadata. Any handle
+** may carry it: gpures_meta_set() validates it and stores it in the handle,
+** clones share it, a Worker given the handle reads it, and a channel carries
+** it with the handle to the other process. Each group is present when its
+** bit of flags is set; an absent group reads as zeros.
+*/
+#define GPURES_META_HAS_SEQUENCE      (1u << 0)
+#define GPURES_META_HAS_TIMING        (1u << 1)
+#define GPURES_META_HAS_VISIBLE       (1u << 2)
+#define GPURES_META_HAS_COLOR         (1u << 3)
+#define GPURES_META_HAS_MASTERING     (1u << 4)
+#define GPURES_META_HAS_CONTENT_LIGHT (1u << 5)
+#define GPURES_META_HAS_USER_DATA     (1u << 6)
+
+/* A rectangle of pixels. */
+typedef struct gpures_rect {
+  uint32_t x;
+  uint32_t y;
+  uint32_t width;  /* not 0 */
+  uint32_t height; /* not 0 */
+} gpures_rect;
+
+/* SMPTE ST 2086 mastering display colour volume. */
+typedef struct gpures_mastering_display {
+  uint32_t red_x, red_y, green_x, green_y, blue_x, blue_y; /* chromaticity in 0.00002 units, 0..50000 */
+  uint32_t white_x, white_y;                               /* likewise */
+  uint32_t max_luminance;  /* in 0.0001 cd/m2, not 0 */
+  uint32_t min_luminance;  /* in 0.0001 cd/m2, below max_luminance */
+} gpures_mastering_display;
+
+/* CTA-861.3 content light level. */
+typedef struct gpures_content_light {
+  uint32_t max_cll;  /* cd/m2, 0..65535 */
+  uint32_t max_fall; /* cd/m2, 0..max_cll */
+} gpures_content_light;
+
+typedef struct gpures_frame_meta {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_META_HAS_* */
+  int64_t sequence;        /* HAS_SEQUENCE: the frame's number in its stream, >= 0 */
+  int64_t pts;             /* HAS_TIMING: presentation time in timebase units */
+  int64_t duration;        /* HAS_TIMING: in timebase units, >= 0 */
+  uint32_t timebase_num;   /* HAS_TIMING: seconds per unit = num / den; neither 0 */
+  uint32_t timebase_den;
+  gpures_rect visible;     /* HAS_VISIBLE: within the frame's width x height when it has them */
+  uint32_t primaries;      /* HAS_COLOR: ColorPrimaries (H.273 ColourPrimaries) */
+  uint32_t transfer;       /* HAS_COLOR: TransferCharacteristics */
+  uint32_t matrix;         /* HAS_COLOR: MatrixCoefficients */
+  uint32_t full_range;     /* HAS_COLOR: 1 full range, 0 limited (video) range */
+  gpures_mastering_display mastering; /* HAS_MASTERING */
+  gpures_content_light content_light; /* HAS_CONTENT_LIGHT */
+  uint8_t user_data[16];   /* HAS_USER_DATA: the application's own bytes */
+} gpures_frame_meta;
+
+/*
+** Validates `meta` (its struct_size as for descriptors) and stores it in the
+** handle, replacing what it had; NULL removes it. Bad values get
+** GPURES_E_INVALID_VALUE naming the field ("visible.width", "color.primaries").
+*/
+GPURES_API int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta);
+/* Copies the handle's metadata into `out` (struct_size set by the caller); flags 0: none. */
+GPURES_API int gpures_meta_get(gpures_handle handle, gpures_frame_meta *out);
+/* The rows of gpures_frame_meta, as gpures_kind_fields() gives a descriptor's. */
+GPURES_API const gpures_field_info *gpures_meta_fields(uint32_t *out_count);
+
+/* ------------------------------------------------------------- frame pools */
+/*
+** A pool allocates its frames' memory once and hands it out again and again.
+** Each slot is one shareable buffer holding a whole frame in the standard
+** layout (gpures_pixel_format_layout()): on Linux a memfd sealed against
+** shrinking, growing and further sealing, so every process that maps it may
+** trust its size. gpures_pool_acquire() gives a DmaBufHandle of a free slot;
+** when the last reference to that frame anywhere is released (here, in a
+** Worker, or in another process through a session), the slot is free again.
+** A slot is never handed out while anyone still holds its previous frame:
+** producers wait (or time out) instead of overwriting.
+*/
+typedef struct gpures_pool gpures_pool;
+
+typedef struct gpures_pool_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* 0 */
+  uint32_t format;         /* PixelFormat id; it must have a DRM fourcc */
+  uint32_t width;          /* not 0 */
+  uint32_t height;         /* not 0 */
+  uint32_t slots;          /* 1..GPURES_POOL_MAX_SLOTS */
+  uint32_t row_align;      /* a power of two up to 4096; 0 means 64 */
+  uint32_t reserved;
+} gpures_pool_desc;
+
+#define GPURES_POOL_MAX_SLOTS 256u
+
+typedef struct gpures_pool_stats {
+  uint32_t struct_size;
+  uint32_t slots;          /* the pool's slots */
+  uint32_t in_use;         /* slots whose frame someone holds */
+  uint32_t high_water;     /* the most slots in use at once */
+  uint64_t acquired;       /* frames handed out */
+  uint64_t waits;          /* acquires that found no free slot and waited */
+  uint64_t timeouts;       /* acquires that gave up */
+  uint64_t buffer_size;    /* bytes of one slot */
+} gpures_pool_stats;
+
+/* A pool of desc->slots frames, every buffer allocated now. */
+GPURES_API int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool);
+/*
+** A frame of a free slot, waiting up to timeout_ms for one (0: do not wait,
+** -1: no limit): GPURES_E_TIMED_OUT when none came free in time,
+** GPURES_E_CANCELLED when gpures_pool_cancel(pool, ticket) was called for
+** this ticket (any number the caller picks, 0 for none), GPURES_E_STALE once
+** the pool is closed. `options` as for gpures_create() (keep-alive, event
+** queue); TAKE_OWNERSHIP is meaningless here and refused.
+*/
+GPURES_API int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+                                   const gpures_create_options *options, gpures_handle *out_frame);
+/* Ends the wait of the acquire with this ticket, now or when it begins. */
+GPURES_API int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket);
+GPURES_API int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out);
+/*
+** Closes the pool: acquires fail with GPURES_E_STALE from now on (waiting
+** ones too). Frames still held stay valid, nothing is revoked under a reader:
+** each slot's memory goes when its frame comes back, and the pool with the
+** last one. The pointer must not be used after this call.
+*/
+GPURES_API int gpures_pool_close(gpures_pool *pool);
+/*
+** The identity of the buffer behind a frame: the same for every frame of one
+** pool slot (or one received buffer), never reused in the process, 0 for a
+** handle that has none. Importers (Vulkan, CUDA, EGL) cache by it.
+*/
+GPURES_API int gpures_buffer_id(gpures_handle handle, uint64_t *out_id);
+
+/* ---------------------------------------------------------------- sessions */
+/*
+** A session runs a frame stream over a connected channel. The first frame of
+** a buffer carries its fds; later frames of the same buffer carry only its id
+** and metadata, and the receiver hands out a frame over the buffer it keeps
+** (no new fd, no new mapping). When the receiver's last reference to a frame
+** goes, its session sends the release back, and the sender's reference to the
+** frame goes with it: a pooled frame returns to its pool. A receiver that
+** dies returns everything it held. One that closes its session returns what
+** it released; a buffer it still holds frames of stays its own (the sender's
+** slot gets new memory), so closing never lets a producer overwrite a frame
+** that someone still reads.
+**
+** One side sends frames, the other receives them (GPURES_SESSION_SEND or
+** _RECEIVE). The sending side's messages back (releases) are read by the
+** library's one service thread, which sleeps in poll() on every sending
+** session. The session owns the channel fd from a successful open on.
+**
+** The receiver trusts nothing: a release for a frame it never sent, a frame
+** of a buffer it never announced, a second announcement, fds that cannot
+** back a frame, metadata out of range: each is refused and counted
+** (gpures_session_stats), the session goes on, and no other frame is touched.
+*/
+typedef struct gpures_session gpures_session;
+
+#define GPURES_SESSION_SEND    (1u << 0)
+#define GPURES_SESSION_RECEIVE (1u << 1)
+
+typedef struct gpures_session_stats {
+  uint32_t struct_size;
+  uint32_t buffers;        /* buffers the peer holds (sending) or this side caches (receiving) */
+  uint64_t frames;         /* frames sent or received */
+  uint64_t announced;      /* of which carried fds: the first of their buffer */
+  uint64_t in_flight;      /* sending: frames the peer has not released */
+  uint64_t returned;       /* sending: releases that came back */
+  uint64_t refused;        /* messages refused as malformed, unknown or not the peer's to send */
+  uint64_t forgotten;      /* receiving: buffers the sender dropped */
+} gpures_session_stats;
+
+/* A session over connected channel `fd`, which it owns from now on. */
+GPURES_API int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session);
+/*
+** Sends a handle of a kind that owns fds. A frame with a buffer identity (a
+** pooled one) keeps its buffer's identity across the session and is held
+** until the peer releases it. Flags and *out_sent as gpures_channel_send().
+*/
+GPURES_API int gpures_session_send(gpures_session *session, gpures_handle handle, uint32_t flags,
+                                   uint32_t *out_sent);
+/*
+** Receives the next handle or frame; flags as gpures_channel_receive(). A
+** refused message (counted) fails this call with its reason; the next call
+** receives the next message. GPURES_E_STALE at the end.
+*/
+GPURES_API int gpures_session_receive(gpures_session *session, uint32_t flags,
+                                      gpures_handle *out_handle);
+/* The channel fd, to poll it (the session still owns it). */
+GPURES_API int gpures_session_fd(gpures_session *session);
+GPURES_API int gpures_session_stats_get(gpures_session *session, gpures_session_stats *out);
+/*
+** Buffer ids (this process's, as gpures_buffer_id() gives them) whose sender
+** forgot them since the last call: drop what was cached for them.
+*/
+GPURES_API int gpures_session_forgotten(gpures_session *session, uint64_t *ids, uint32_t capacity,
+                                        uint32_t *out_count);
+/*
+** Closes the session and its channel. Frames received from it stay valid,
+** and their buffers are never reused by the sender; their releases go
+** nowhere. Frames sent on it and not yet released are let
+** go: a pooled slot whose frame the peer may still hold is retired, never
+** reused. The pointer must not be used after this call.
+*/
+GPURES_API int gpures_session_close(gpures_session *session);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,9 @@
   X(8, OUT_OF_MEMORY, "out of memory")                                    \
   X(9, OS_ERROR, "an operating system call failed")                       \
   X(10, BUFFER_TOO_SMALL, "the output buffer is too small")               \
-  X(11, ABI_MISMATCH, "the structure does not match this library")
+  X(11, ABI_MISMATCH, "the structure does not match this library")       \
+  X(12, TIMED_OUT, "the wait timed out")                                  \
+  X(13, CANCELLED, "the wait was cancelled")
 
 /*
 ** The twenty resource kinds.
@@ -85,7 +87,10 @@
   X(3, GL_BUFFER_TARGET, GlBufferTarget)             \
   X(4, GL_INTERNAL_FORMAT, GlInternalFormat)         \
   X(5, WGPU_TEXTURE_FORMAT, WgpuTextureFormat)       \
-  X(6, WGPU_TEXTURE_DIMENSION, WgpuTextureDimension)
+  X(6, WGPU_TEXTURE_DIMENSION, WgpuTextureDimension) \
+  X(7, COLOR_PRIMARIES, ColorPrimaries)              \
+  X(8, TRANSFER, TransferCharacteristics)            \
+  X(9, MATRIX, MatrixCoefficients)
 
 /*
 ** Pixel formats: ids and names. Their memory layout (planes, subsampling,

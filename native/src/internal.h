@@ -136,6 +136,12 @@ const char *gpures__kind_name(uint32_t kind);
 int gpures__fail_table_full(gpures__op op, uint32_t capacity, uint32_t retired, const char *what,
                             const char *advice);
 
+/* A struct_size the library can believe: 8 at least, GPURES_STRUCT_SIZE_MAX at most (table/struct_size.c). */
+int gpures__check_struct_size(gpures__op op, const char *field, uint32_t given);
+/* Copies a caller's struct of its struct_size bytes into `out` of `own` bytes, zero past them. */
+int gpures__copy_versioned(gpures__op op, const char *field, const void *in, uint32_t own,
+                           void *out);
+
 /* Every allocation goes through here so tests can make it fail. */
 void *gpures__alloc(size_t size);
 void *gpures__realloc(void *p, size_t size);
@@ -211,6 +217,9 @@ static inline const gpures__variant *gpures__variant_of(uint32_t kind) {
       fields_, (uint32_t)GPURES__LEN(fields_), (uint32_t)sizeof(gpures_##snake##_desc), validate_, \
       GPURES__OWNS_FDS_##snake}
 
+/* The largest magnitude of a GPURES_FIELD_I64 value: 2^53 - 1. */
+#define GPURES__I64_SAFE ((int64_t)9007199254740991LL)
+
 /* Element i of a field as an unsigned 64-bit value (signed ones sign-extended). */
 uint64_t gpures__field_get(const gpures_field_info *f, const void *desc, uint32_t i);
 void gpures__field_set(const gpures_field_info *f, void *desc, uint32_t i, uint64_t v);
@@ -222,6 +231,8 @@ void gpures__field_path(const gpures_field_info *f, uint32_t i, char *out, size_
 int gpures__fields_validate(gpures__op op, const gpures__variant *v, void *desc);
 /* Width and height that must be given together (both 0 means not given). */
 int gpures__check_extent(gpures__op op, uint32_t width, uint32_t height);
+/* The metadata's rows and checks (kinds/meta.c); width/height 0: the frame has no extent. */
+int gpures__meta_validate(gpures__op op, gpures_frame_meta *meta, uint32_t width, uint32_t height);
 /* A present slot release needs an aligned gate. */
 int gpures__check_slot_release(gpures__op op, uint32_t flags, const gpures_slot_release_desc *s);
 /* A field row by path, or NULL. */
@@ -236,6 +247,31 @@ int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
 
 /* --------------------------------------------------------------- table/ */
+
+/*
+** A handle over fds that someone else owns: a pool's slot, a session's cached
+** buffer. At the handle's last release at_last_release(ctx, retired) runs
+** instead of closing the fds; `retired` says the memory may still be in use
+** elsewhere (gpures__frame_retire) and must not be handed out again.
+*/
+typedef struct gpures__borrow {
+  void (*at_last_release)(void *ctx, bool retired);
+  void *ctx;
+  uint64_t buffer_id; /* gpures_buffer_id() */
+} gpures__borrow;
+
+/*
+** A handle of `kind` over `desc`, whose fds stay the borrow's owner's. The
+** descriptor was validated when its owner made it, so create's checks are
+** not run again: this is the per-frame path.
+*/
+int gpures__create_borrowing(gpures__op op, uint32_t kind, const void *desc,
+                             const gpures_create_options *options, const gpures__borrow *borrow,
+                             gpures_handle *out_handle);
+/* Marks the frame's memory as given away for good: its at_last_release gets retired = true. */
+int gpures__frame_retire(gpures_handle handle);
+/* The next buffer id: process-wide, never 0, never reused. */
+uint64_t gpures__next_buffer_id(void);
 
 /* The largest descriptor of any kind, in bytes. */
 #define GPURES__DESC_MAX 256

@@ -415,6 +415,8 @@ static inline void gpures_fixture_fill_cpu_planes(gpures_cpu_planes_desc *d) {
   d->planes[1].data = gpures_fixture_bytes + 4096;
   d->planes[1].size = 2048u;
   d->planes[1].row_pitch = 64;
+  d->width = 64;
+  d->height = 64;
 }
 static inline gpures_cpu_planes_desc gpures_fixture_cpu_planes(void) {
   gpures_cpu_planes_desc d;
@@ -1028,6 +1030,25 @@ static void gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_outsi
   d->fourcc = 0x5a5a5a5a;
   d->planes[1].offset = 1024;
 }
+static void gpures_fixture__dma_buf_handle__planes_that_overlap_in_one_object(void *desc, const int *fds) {
+  gpures_dma_buf_handle_desc *d = desc;
+  (void)fds;
+  d->planes[1].object_index = 0;
+  d->planes[1].offset = 1024;
+}
+static void gpures_fixture__dma_buf_handle__an_unknown_fourcc_whose_plane_0_rows_pass_its_object_s_end(void *desc, const int *fds) {
+  gpures_dma_buf_handle_desc *d = desc;
+  (void)fds;
+  d->fourcc = 0x5a5a5a5a;
+  d->height = 33;
+}
+static void gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_inside_plane_0_s_rows(void *desc, const int *fds) {
+  gpures_dma_buf_handle_desc *d = desc;
+  (void)fds;
+  d->fourcc = 0x5a5a5a5a;
+  d->planes[1].object_index = 0;
+  d->planes[1].offset = 1984;
+}
 static void gpures_fixture__dma_buf_handle__unknown_flag_bits(void *desc, const int *fds) {
   gpures_dma_buf_handle_desc *d = desc;
   (void)fds;
@@ -1066,6 +1087,13 @@ static void gpures_fixture__dma_buf_handle__a_plane_in_an_object_of_unknown_size
   gpures_dma_buf_handle_desc *d = desc;
   d->fds[1] = fds[2];
   d->planes[1].offset = 0x40000000;
+}
+static void gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_after_plane_0_s_last_row_in_one_object(void *desc, const int *fds) {
+  gpures_dma_buf_handle_desc *d = desc;
+  (void)fds;
+  d->fourcc = 0x5a5a5a5a;
+  d->planes[1].object_index = 0;
+  d->planes[1].offset = 1985;
 }
 
 /* VaapiSurface */
@@ -1225,10 +1253,43 @@ static void gpures_fixture__cpu_planes__unknown_flag_bits(void *desc, const int 
   (void)fds;
   d->flags = GPURES_HAS_LUID;
 }
+static void gpures_fixture__cpu_planes__a_chroma_plane_one_byte_short_of_its_rows(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->planes[1].data = gpures_fixture_bytes;
+  d->planes[1].size = 2047u;
+}
+static void gpures_fixture__cpu_planes__rows_past_the_luma_plane_s_end(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->height = 65;
+}
+static void gpures_fixture__cpu_planes__a_luma_row_pitch_below_the_row(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->planes[0].row_pitch = 63;
+}
+static void gpures_fixture__cpu_planes__a_chroma_row_pitch_below_the_row(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->planes[1].row_pitch = 62;
+}
+static void gpures_fixture__cpu_planes__width_without_height(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->height = 0;
+}
+static void gpures_fixture__cpu_planes__height_without_width(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->width = 0;
+}
 static void gpures_fixture__cpu_planes__four_planes_for_yuva444_p10_le(void *desc, const int *fds) {
   gpures_cpu_planes_desc *d = desc;
   (void)fds;
   d->format = 27 /* YUVA444P10LE */;
+  d->width = 32;
+  d->height = 32;
   d->planes[2].data = gpures_fixture_bytes;
   d->planes[2].size = 2048u;
   d->planes[2].row_pitch = 64;
@@ -1236,6 +1297,21 @@ static void gpures_fixture__cpu_planes__four_planes_for_yuva444_p10_le(void *des
   d->planes[3].data = gpures_fixture_bytes + 2048;
   d->planes[3].size = 4096u;
   d->planes[3].row_pitch = 64;
+}
+static void gpures_fixture__cpu_planes__no_extent_and_planes_of_any_size(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->width = 0;
+  d->height = 0;
+  d->planes[1].data = gpures_fixture_bytes;
+  d->planes[1].size = 1u;
+}
+static void gpures_fixture__cpu_planes__a_padded_chroma_pitch(void *desc, const int *fds) {
+  gpures_cpu_planes_desc *d = desc;
+  (void)fds;
+  d->planes[1].data = gpures_fixture_bytes;
+  d->planes[1].size = 4096u;
+  d->planes[1].row_pitch = 128;
 }
 
 /* CpuSharedSlot */
@@ -1388,12 +1464,16 @@ static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSE
     {GPURES_KIND_DMA_BUF_HANDLE, "a chroma stride below the row", gpures_fixture__dma_buf_handle__a_chroma_stride_below_the_row, GPURES_E_INVALID_VALUE, "planes[1].stride"},
     {GPURES_KIND_DMA_BUF_HANDLE, "one plane for NV12", gpures_fixture__dma_buf_handle__one_plane_for_nv12, GPURES_E_INVALID_VALUE, "planes"},
     {GPURES_KIND_DMA_BUF_HANDLE, "an unknown fourcc with a plane outside its object", gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_outside_its_object, GPURES_E_INVALID_VALUE, "planes[1].offset"},
+    {GPURES_KIND_DMA_BUF_HANDLE, "planes that overlap in one object", gpures_fixture__dma_buf_handle__planes_that_overlap_in_one_object, GPURES_E_INVALID_VALUE, "planes[1].offset"},
+    {GPURES_KIND_DMA_BUF_HANDLE, "an unknown fourcc whose plane 0 rows pass its object's end", gpures_fixture__dma_buf_handle__an_unknown_fourcc_whose_plane_0_rows_pass_its_object_s_end, GPURES_E_INVALID_VALUE, "planes[0].offset"},
+    {GPURES_KIND_DMA_BUF_HANDLE, "an unknown fourcc with a plane inside plane 0's rows", gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_inside_plane_0_s_rows, GPURES_E_INVALID_VALUE, "planes[1].offset"},
     {GPURES_KIND_DMA_BUF_HANDLE, "unknown flag bits", gpures_fixture__dma_buf_handle__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
     {GPURES_KIND_DMA_BUF_HANDLE, "both planes in one object", gpures_fixture__dma_buf_handle__both_planes_in_one_object, GPURES_OK, ""},
     {GPURES_KIND_DMA_BUF_HANDLE, "a tiled modifier (the driver's to check)", gpures_fixture__dma_buf_handle__a_tiled_modifier_the_driver_s_to_check, GPURES_OK, ""},
     {GPURES_KIND_DMA_BUF_HANDLE, "an unknown fourcc with its planes inside their objects", gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_its_planes_inside_their_objects, GPURES_OK, ""},
     {GPURES_KIND_DMA_BUF_HANDLE, "a padded stride", gpures_fixture__dma_buf_handle__a_padded_stride, GPURES_OK, ""},
     {GPURES_KIND_DMA_BUF_HANDLE, "a plane in an object of unknown size", gpures_fixture__dma_buf_handle__a_plane_in_an_object_of_unknown_size, GPURES_OK, ""},
+    {GPURES_KIND_DMA_BUF_HANDLE, "an unknown fourcc with a plane after plane 0's last row in one object", gpures_fixture__dma_buf_handle__an_unknown_fourcc_with_a_plane_after_plane_0_s_last_row_in_one_object, GPURES_OK, ""},
     {GPURES_KIND_VAAPI_SURFACE, "a null display", gpures_fixture__vaapi_surface__a_null_display, GPURES_E_NULL_HANDLE, "display"},
     {GPURES_KIND_VAAPI_SURFACE, "unknown flag bits", gpures_fixture__vaapi_surface__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
     {GPURES_KIND_VAAPI_SURFACE, "surface 2^32-1", gpures_fixture__vaapi_surface__surface_2_pow_32_1, GPURES_OK, ""},
@@ -1422,7 +1502,15 @@ static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSE
     {GPURES_KIND_CPU_PLANES, "a zero-size plane over memory", gpures_fixture__cpu_planes__a_zero_size_plane_over_memory, GPURES_E_ZERO_SIZE, "planes[0].size"},
     {GPURES_KIND_CPU_PLANES, "pixel format 0", gpures_fixture__cpu_planes__pixel_format_0, GPURES_E_INVALID_VALUE, "format"},
     {GPURES_KIND_CPU_PLANES, "unknown flag bits", gpures_fixture__cpu_planes__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_CPU_PLANES, "a chroma plane one byte short of its rows", gpures_fixture__cpu_planes__a_chroma_plane_one_byte_short_of_its_rows, GPURES_E_INVALID_VALUE, "planes[1].size"},
+    {GPURES_KIND_CPU_PLANES, "rows past the luma plane's end", gpures_fixture__cpu_planes__rows_past_the_luma_plane_s_end, GPURES_E_INVALID_VALUE, "planes[0].size"},
+    {GPURES_KIND_CPU_PLANES, "a luma row pitch below the row", gpures_fixture__cpu_planes__a_luma_row_pitch_below_the_row, GPURES_E_INVALID_VALUE, "planes[0].rowPitch"},
+    {GPURES_KIND_CPU_PLANES, "a chroma row pitch below the row", gpures_fixture__cpu_planes__a_chroma_row_pitch_below_the_row, GPURES_E_INVALID_VALUE, "planes[1].rowPitch"},
+    {GPURES_KIND_CPU_PLANES, "width without height", gpures_fixture__cpu_planes__width_without_height, GPURES_E_ZERO_SIZE, "height"},
+    {GPURES_KIND_CPU_PLANES, "height without width", gpures_fixture__cpu_planes__height_without_width, GPURES_E_ZERO_SIZE, "width"},
     {GPURES_KIND_CPU_PLANES, "four planes for YUVA444P10LE", gpures_fixture__cpu_planes__four_planes_for_yuva444_p10_le, GPURES_OK, ""},
+    {GPURES_KIND_CPU_PLANES, "no extent, and planes of any size", gpures_fixture__cpu_planes__no_extent_and_planes_of_any_size, GPURES_OK, ""},
+    {GPURES_KIND_CPU_PLANES, "a padded chroma pitch", gpures_fixture__cpu_planes__a_padded_chroma_pitch, GPURES_OK, ""},
     {GPURES_KIND_CPU_SHARED_SLOT, "size 0", gpures_fixture__cpu_shared_slot__size_0, GPURES_E_ZERO_SIZE, "size"},
     {GPURES_KIND_CPU_SHARED_SLOT, "pixel format 49", gpures_fixture__cpu_shared_slot__pixel_format_49, GPURES_E_INVALID_VALUE, "format"},
     {GPURES_KIND_CPU_SHARED_SLOT, "unknown flag bits", gpures_fixture__cpu_shared_slot__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},

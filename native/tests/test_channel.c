@@ -456,12 +456,12 @@ static void malformed_messages_are_refused_with_their_fds_closed(void) {
   m = good, m.h.desc_size = 4, ((gpures_dma_buf_handle_desc *)m.desc)->struct_size = 4;
   REFUSED(&m, message_size(&m), 1, GPURES_E_INVALID_VALUE, "structSize");
   {
-    static unsigned char big[sizeof(wire_header) + 2048];
+    static unsigned char big[sizeof(wire_header) + 8192]; /* past a descriptor's and metadata's most */
     wire_header h = good.h;
-    h.desc_size = 2048;
+    h.desc_size = 8192;
     memcpy(big, &h, sizeof h);
     memcpy(big + sizeof h, good.desc, sizeof d);
-    uint32_t size = 2048;
+    uint32_t size = 8192;
     memcpy(big + sizeof h, &size, 4);
     refused(pair[0], pair[1], (const message *)big, sizeof big, 1, GPURES_E_INVALID_VALUE,
             "message", __LINE__);

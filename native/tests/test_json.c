@@ -245,7 +245,8 @@ static void cpu_planes_json_lists_each_plane(void) {
   if (!CHECK_OK(gpures_cpu_planes_create(&d, NULL, &h))) return;
   check_json(h, "{\"kind\":\"CpuPlanes\",\"kindId\":18,\"refcount\":1,\"format\":\"NV12\","
                 "\"planes\":[{\"data\":\"0x10000\",\"size\":\"4096\",\"rowPitch\":64},"
-                "{\"data\":\"0x20000\",\"size\":\"2048\",\"rowPitch\":64}]}");
+                "{\"data\":\"0x20000\",\"size\":\"2048\",\"rowPitch\":64}],"
+                "\"width\":null,\"height\":null}");
   CHECK_OK(gpures_release(h));
 }
 

@@ -375,8 +375,8 @@ export const LIES: Lie[] = [
   lie("10 bytes: less than a header", 1, "message", (a) => dmaBufMessage(a).slice(0, 10)),
   lie("the header alone", 1, "descSize", (a) => dmaBufMessage(a).slice(0, HEADER)),
   lie("a descriptor cut short", 1, "descSize", (a) => dmaBufMessage(a).slice(0, D + 40)),
-  lie("4000 bytes: longer than any message", 1, "message", (a) => {
-    const m = new Uint8Array(4000);
+  lie("8000 bytes: longer than any message", 1, "message", (a) => {
+    const m = new Uint8Array(8000);
     m.set(dmaBufMessage(a));
     return m;
   }),

@@ -18,20 +18,48 @@
 #define GPURES__WIRE_MAX_FDS 4u        /* what one descriptor can name */
 #define GPURES__WIRE_RECEIVED_FDS 16u  /* room for more, so that "too many" is seen, not truncated */
 
-/* One datagram: this header, desc_size bytes of descriptor, num_fds fds attached. */
+/* What a datagram is. Plain channels carry HANDLE; sessions all four. */
+enum {
+  GPURES__MSG_HANDLE = 0,  /* a handle: descriptor and fds */
+  GPURES__MSG_FRAME = 1,   /* a session's frame: descriptor and fds the first time, then neither */
+  GPURES__MSG_RELEASE = 2, /* receiver to sender: frame `serial` of `buffer` was released */
+  GPURES__MSG_FORGET = 3,  /* sender to receiver: `buffer` is gone, drop what was kept for it */
+  GPURES__MSG_KEEP = 4     /* receiver to sender, as it closes: it still holds frames of `buffer` */
+};
+
+/*
+** One datagram: this header, desc_size bytes of descriptor, meta_size bytes
+** of gpures_frame_meta, num_fds fds attached. ABI 1.2 senders wrote the first
+** six fields only (header_size 24): such a message is a HANDLE without metadata.
+*/
 typedef struct gpures__wire_header {
   uint32_t magic;       /* GPURES__WIRE_MAGIC */
   uint32_t abi;         /* the sender's gpures_abi_version() */
-  uint32_t header_size; /* sizeof(gpures__wire_header) */
-  uint32_t kind;        /* GPURES_KIND_* of a kind that owns fds */
+  uint32_t header_size; /* sizeof(gpures__wire_header), or GPURES__WIRE_HEADER_1_2 */
+  uint32_t kind;        /* GPURES_KIND_* of a kind that owns fds; 0 for RELEASE and FORGET */
   uint32_t desc_size;   /* bytes of descriptor after the header; its struct_size */
   uint32_t num_fds;     /* fds attached, in the order of the descriptor's fd fields */
+  uint32_t type;        /* GPURES__MSG_* */
+  uint32_t meta_size;   /* bytes of metadata after the descriptor; 0 for none */
+  uint64_t buffer;      /* FRAME, RELEASE, FORGET: the sender's buffer id */
+  uint64_t serial;      /* FRAME, RELEASE: which sending of the buffer */
 } gpures__wire_header;
+
+#define GPURES__WIRE_HEADER_1_2 24u
 
 typedef struct gpures__wire_message {
   gpures__wire_header h;
-  unsigned char desc[GPURES__DESC_MAX];
+  unsigned char body[GPURES__DESC_MAX + sizeof(gpures_frame_meta)]; /* descriptor, then metadata */
 } gpures__wire_message;
+
+/* Bytes of the message as sent. */
+static inline size_t gpures__wire_length(const gpures__wire_message *m) {
+  return sizeof m->h + m->h.desc_size + m->h.meta_size;
+}
+
+/* The largest datagram a receiver takes, plus one byte to see longer ones. */
+#define GPURES__WIRE_RECEIVE_MAX \
+  (sizeof(gpures__wire_header) + GPURES__WIRE_MAX_DESC + GPURES_STRUCT_SIZE_MAX + 1)
 
 /*
 ** The message that sends `handle`: its descriptor with fd fields replaced by
@@ -41,15 +69,53 @@ typedef struct gpures__wire_message {
 */
 int gpures__wire_encode(gpures__op *op, gpures_handle handle, gpures__wire_message *out);
 
+/* Appends the handle's metadata, if it has any, after the descriptor. */
+int gpures__wire_add_meta(gpures__op *op, gpures_handle handle, gpures__wire_message *m);
+
 /*
-** A handle from a received datagram of n bytes (zero past n, 8-byte aligned)
-** and the fds that came with it. Checks everything create cannot know about,
-** then every fd with gpures__check_frame_fd(), then creates the handle, which
-** adopts the fds. On failure the fds are the caller's to close. Sets op->kind
-** once the header names one.
+** A received datagram of n bytes (8-byte aligned), checked as far as it can
+** be without its kind: header, type, sizes. Fills *h (a 1.2 header widened)
+** and points *body at the descriptor, which metadata follows.
 */
-int gpures__wire_decode(gpures__op *op, unsigned char *buf, size_t n, const int *fds,
-                        uint32_t nfds, bool allow_unsealed, gpures_handle *out_handle);
+int gpures__wire_parse(gpures__op *op, const unsigned char *buf, size_t n, uint32_t nfds,
+                       gpures__wire_header *h, unsigned char **body);
+
+/*
+** The handle a parsed HANDLE or announcing FRAME message carries, with its
+** metadata. Checks everything create cannot know about, then every fd with
+** gpures__check_frame_fd(), then creates the handle, which adopts the fds. On
+** failure the fds are the caller's to close. Sets op->kind.
+*/
+int gpures__wire_decode(gpures__op *op, const gpures__wire_header *h, unsigned char *body,
+                        const int *fds, uint32_t nfds, bool allow_unsealed,
+                        gpures_handle *out_handle);
+
+/* The message's metadata, validated for a frame of `width` x `height` (0: unknown). */
+int gpures__wire_meta(gpures__op *op, const gpures__wire_header *h, const unsigned char *body,
+                      uint32_t width, uint32_t height, gpures_frame_meta *out);
+
+/* ------------------------------------------------------------ datagrams */
+
+typedef struct gpures__datagram {
+  uint64_t storage[GPURES__WIRE_RECEIVE_MAX / 8 + 1]; /* aligned, zero past what arrived */
+  size_t n;
+  int fds[GPURES__WIRE_RECEIVED_FDS];
+  uint32_t nfds;
+  bool none; /* NONBLOCK and nothing was waiting */
+} gpures__datagram;
+
+/*
+** Receives one datagram: the bytes and the fds that came with it (the
+** caller's to close), or the reason there is none: the end (STALE), a
+** message whose fds the kernel withheld, one too long, an empty one. Those
+** failures close whatever fds came.
+*/
+int gpures__datagram_receive(gpures__op op, int fd, uint32_t flags, gpures__datagram *d);
+/* Closes the fds of d from `from` on. */
+void gpures__datagram_close_fds(gpures__datagram *d, uint32_t from);
+/* sendmsg() of one message with `n` fds, waiting for room unless NONBLOCK. */
+int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *bytes, size_t len,
+                          const int *fds, uint32_t n, uint32_t *out_sent);
 
 /* ------------------------------------------------------- socket I/O */
 

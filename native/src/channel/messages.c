@@ -58,9 +58,8 @@ static ssize_t receive_message(int fd, struct msghdr *mh, int flags) {
 
 /* ------------------------------------------------------------------ sending */
 
-/* sendmsg() of one message with `n` fds attached, waiting for room unless NONBLOCK. */
-static int send_message(gpures__op op, int fd, uint32_t flags, const void *bytes, size_t len,
-                        const int *fds, uint32_t n, uint32_t *out_sent) {
+int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *bytes, size_t len,
+                          const int *fds, uint32_t n, uint32_t *out_sent) {
   struct iovec iov = {(void *)bytes, len};
   control c;
   memset(&c, 0, sizeof c);
@@ -98,30 +97,27 @@ int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *
   if (status != GPURES_OK)
     status = gpures__refail(op, status);
   else
-    status = send_message(op, fd, flags, &msg, sizeof msg.h + msg.h.desc_size, fds, have,
-                          out_sent);
+    status = gpures__datagram_send(op, fd, flags, &msg, gpures__wire_length(&msg), fds, have,
+                                   out_sent);
   for (uint32_t i = 0; i < have; i++) gpures__fd_close(fds[i]);
   return status;
 }
 
 /* ---------------------------------------------------------------- receiving */
 
-typedef struct received {
-  int fds[GPURES__WIRE_RECEIVED_FDS];
-  uint32_t nfds;
-} received;
-
-static void close_received(received *r) {
-  for (uint32_t i = 0; i < r->nfds; i++) gpures__fd_close(r->fds[i]);
-  r->nfds = 0;
+void gpures__datagram_close_fds(gpures__datagram *d, uint32_t from) {
+  for (uint32_t i = from; i < d->nfds; i++) gpures__fd_close(d->fds[i]);
+  d->nfds = from < d->nfds ? from : d->nfds;
 }
+
+static void close_received(gpures__datagram *r) { gpures__datagram_close_fds(r, 0); }
 
 /* Takes the fds out of every SCM_RIGHTS message, so that all of them can be closed. */
 #if defined(__clang__)
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wsign-compare" /* inside some libcs' CMSG_NXTHDR */
 #endif
-static void collect_fds(struct msghdr *mh, received *r) {
+static void collect_fds(struct msghdr *mh, gpures__datagram *r) {
   for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
     if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
     size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -159,7 +155,7 @@ static uint32_t announced_fds(gpures__op *op, const unsigned char *buf, size_t n
 ** delivers the bytes, so without this the frame would vanish unexplained.
 */
 static int fds_withheld(gpures__op op, int fd, const unsigned char *buf, size_t n,
-                        const received *r) {
+                        const gpures__datagram *r) {
   uint32_t announced = announced_fds(&op, buf, n);
   int spare = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* is the fd table full now? */
   int err = spare < 0 ? errno : 0;
@@ -205,33 +201,51 @@ static bool at_the_end(int fd) {
   if (toggled) (void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &was, sizeof was);
 #endif
   if (n < 0) return err != EAGAIN && err != EWOULDBLOCK && err != EINTR;
-  received peeked; /* a peek hands out duplicates of the fds: close them */
+  gpures__datagram peeked; /* a peek hands out duplicates of the fds: close them */
   peeked.nfds = 0;
   collect_fds(&mh, &peeked);
   close_received(&peeked);
   return n == 0 && mh.msg_controllen == 0;
 }
 
-/* Turns one datagram into a handle, or an error; every fd it carried is closed on failure. */
-static int take_message(gpures__op op, int fd, unsigned char *buf, size_t n, int msg_flags,
-                        received *r, bool allow_unsealed, gpures_handle *out_handle) {
-  int status;
+/* Whether a datagram can be read at all; every fd it carried is closed when not. */
+static int check_datagram(gpures__op op, int fd, int msg_flags, gpures__datagram *d) {
+  const unsigned char *buf = (const unsigned char *)d->storage;
+  int status = GPURES_OK;
   if (msg_flags & MSG_CTRUNC) {
-    status = fds_withheld(op, fd, buf, n, r);
+    status = fds_withheld(op, fd, buf, d->n, d);
   } else if (msg_flags & MSG_TRUNC) {
     status = gpures__fail(op, GPURES_E_INVALID_VALUE, "message",
                           "the message is longer than the %zu bytes a handle can take",
-                          sizeof(gpures__wire_header) + GPURES__WIRE_MAX_DESC);
-  } else if (n == 0 && r->nfds == 0) {
+                          (size_t)GPURES__WIRE_RECEIVE_MAX - 1);
+  } else if (d->n == 0 && d->nfds == 0) {
     if (at_the_end(fd))
       return gpures__fail(op, GPURES_E_STALE, "channel", "the peer closed the channel");
     status = gpures__fail(op, GPURES_E_INVALID_VALUE, "message", "the message is empty");
-  } else {
-    status = gpures__wire_decode(&op, buf, n, r->fds, r->nfds, allow_unsealed, out_handle);
-    if (status == GPURES_OK) r->nfds = 0; /* the handle owns them now */
   }
-  close_received(r);
+  if (status != GPURES_OK) close_received(d);
   return status;
+}
+
+int gpures__datagram_receive(gpures__op op, int fd, uint32_t flags, gpures__datagram *d) {
+  for (;;) {
+    memset(d->storage, 0, sizeof d->storage);
+    d->n = 0, d->nfds = 0, d->none = false;
+    struct iovec iov = {d->storage, GPURES__WIRE_RECEIVE_MAX};
+    control c;
+    struct msghdr mh = header_of(&iov, c.bytes, sizeof c.bytes);
+    ssize_t n = receive_message(fd, &mh, MSG_DONTWAIT);
+    if (n >= 0) {
+      d->n = (size_t)n;
+      collect_fds(&mh, d);
+      return check_datagram(op, fd, mh.msg_flags, d);
+    }
+    int status;
+    if (!gpures__channel_io_failed(op, fd, flags, POLLIN, "recvmsg()", &status)) {
+      d->none = status == GPURES_OK;
+      return status;
+    }
+  }
 }
 
 #define RECEIVE_FLAGS (GPURES_CHANNEL_NONBLOCK | GPURES_CHANNEL_ALLOW_UNSEALED)
@@ -242,25 +256,22 @@ int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle) {
   *out_handle = 0;
   if (flags & ~RECEIVE_FLAGS)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x", flags);
-  /* 8-byte aligned, zeroed past what arrives; one byte more than a message may have. */
-  uint64_t storage[(sizeof(gpures__wire_header) + GPURES__WIRE_MAX_DESC + GPURES__DESC_MAX) / 8 + 1];
-  unsigned char *buf = (unsigned char *)storage;
-  for (;;) {
-    memset(storage, 0, sizeof storage);
-    struct iovec iov = {buf, sizeof(gpures__wire_header) + GPURES__WIRE_MAX_DESC + 1};
-    control c;
-    struct msghdr mh = header_of(&iov, c.bytes, sizeof c.bytes);
-    ssize_t n = receive_message(fd, &mh, MSG_DONTWAIT);
-    if (n >= 0) {
-      received r;
-      r.nfds = 0;
-      collect_fds(&mh, &r);
-      return take_message(op, fd, buf, (size_t)n, mh.msg_flags, &r,
-                          (flags & GPURES_CHANNEL_ALLOW_UNSEALED) != 0, out_handle);
-    }
-    int status;
-    if (!gpures__channel_io_failed(op, fd, flags, POLLIN, "recvmsg()", &status)) return status;
-  }
+  gpures__datagram d;
+  int status = gpures__datagram_receive(op, fd, flags, &d);
+  if (status != GPURES_OK || d.none) return status;
+  gpures__wire_header h;
+  unsigned char *body;
+  status = gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body);
+  if (status == GPURES_OK && h.type != GPURES__MSG_HANDLE)
+    status = gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
+                          "the message belongs to a frame session (type %u); receive it with "
+                          "gpures_session_receive()", h.type);
+  if (status == GPURES_OK)
+    status = gpures__wire_decode(&op, &h, body, d.fds, d.nfds,
+                                 (flags & GPURES_CHANNEL_ALLOW_UNSEALED) != 0, out_handle);
+  if (status == GPURES_OK) d.nfds = 0; /* the handle owns them now */
+  close_received(&d);
+  return status;
 }
 
 #endif

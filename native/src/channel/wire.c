@@ -63,20 +63,32 @@ int gpures__wire_encode(gpures__op *op, gpures_handle handle, gpures__wire_messa
                         gpures__kind_name(kind));
   const gpures__variant *v = gpures__variant_of(kind);
   memset(out, 0, sizeof *out);
-  if ((status = gpures_describe(handle, out->desc, v->desc_size)) != GPURES_OK)
+  if ((status = gpures_describe(handle, out->body, v->desc_size)) != GPURES_OK)
     return gpures__refail(*op, status);
-  out->h.num_fds = to_wire(v, out->desc);
+  out->h.num_fds = to_wire(v, out->body);
   out->h.magic = GPURES__WIRE_MAGIC;
   out->h.abi = gpures_abi_version();
   out->h.header_size = sizeof out->h;
   out->h.kind = kind;
   out->h.desc_size = v->desc_size;
+  out->h.type = GPURES__MSG_HANDLE;
+  return gpures__wire_add_meta(op, handle, out);
+}
+
+int gpures__wire_add_meta(gpures__op *op, gpures_handle handle, gpures__wire_message *m) {
+  gpures_frame_meta meta;
+  memset(&meta, 0, sizeof meta);
+  meta.struct_size = sizeof meta;
+  int status = gpures_meta_get(handle, &meta);
+  if (status != GPURES_OK) return gpures__refail(*op, status);
+  m->h.meta_size = meta.flags ? (uint32_t)sizeof meta : 0;
+  if (meta.flags) memcpy(m->body + m->h.desc_size, &meta, sizeof meta);
   return GPURES_OK;
 }
 
 /* ---------------------------------------------------------------- receiving */
 
-/* The header: ours, a kind that owns fds, and as many bytes as it announces. */
+/* The header: ours, of a type we know, and as many bytes as it announces. */
 static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) {
   if (h->magic != GPURES__WIRE_MAGIC)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "message",
@@ -85,9 +97,30 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "abi",
                         "the sender's ABI is %u.%u; this library's major version is %u",
                         h->abi >> 16, h->abi & 0xffffu, GPURES_ABI_MAJOR);
-  if (h->header_size != sizeof *h)
+  if (h->header_size != sizeof *h && h->header_size != GPURES__WIRE_HEADER_1_2)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "headerSize",
                         "headerSize is %u, not %zu", h->header_size, sizeof *h);
+  if (h->type > GPURES__MSG_KEEP)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "type", "message type %u does not exist",
+                        h->type);
+  if (h->desc_size > GPURES__WIRE_MAX_DESC ||
+      (uint64_t)h->header_size + h->desc_size + h->meta_size != n)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
+                        "the header announces %u descriptor and %u metadata bytes but %zu arrived",
+                        h->desc_size, h->meta_size, n - h->header_size);
+  if (h->meta_size && (h->meta_size < 8 || h->meta_size > GPURES_STRUCT_SIZE_MAX))
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "metaSize",
+                        "metaSize is %u; metadata has 8 to %u bytes", h->meta_size,
+                        GPURES_STRUCT_SIZE_MAX);
+  bool carries = h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FRAME;
+  if (!carries && (h->desc_size || h->meta_size))
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
+                        "a release, forget or keep message carries no descriptor or metadata");
+  return GPURES_OK;
+}
+
+/* A descriptor's kind: one that owns fds. */
+static int check_kind(gpures__op *op, const gpures__wire_header *h) {
   if (!gpures__variant_of(h->kind))
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "kind", "kind %u does not exist", h->kind);
   op->kind = h->kind;
@@ -95,11 +128,26 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
     return gpures__fail(*op, GPURES_E_WRONG_KIND, "kind",
                         "%s is process-local; only kinds that own fds cross processes",
                         gpures__kind_name(h->kind));
-  if (h->desc_size > GPURES__WIRE_MAX_DESC || h->desc_size != n - sizeof *h)
-    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
-                        "the header announces %u descriptor bytes but %zu arrived", h->desc_size,
-                        n - sizeof *h);
   return GPURES_OK;
+}
+
+int gpures__wire_parse(gpures__op *op, const unsigned char *buf, size_t n, uint32_t nfds,
+                       gpures__wire_header *h, unsigned char **body) {
+  memset(h, 0, sizeof *h);
+  if (n < GPURES__WIRE_HEADER_1_2)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "message",
+                        "the message has %zu bytes, fewer than the %u of a header", n,
+                        GPURES__WIRE_HEADER_1_2);
+  memcpy(h, buf, GPURES__WIRE_HEADER_1_2);
+  if (h->header_size == sizeof *h && n >= sizeof *h) memcpy(h, buf, sizeof *h);
+  int status = check_header(op, h, n);
+  if (status == GPURES_OK && (h->desc_size || h->type == GPURES__MSG_HANDLE))
+    status = check_kind(op, h);
+  if (status == GPURES_OK && !h->desc_size && nfds)
+    status = gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
+                          "%u fds arrived with a message that has no descriptor", nfds);
+  *body = (unsigned char *)buf + h->header_size;
+  return status;
 }
 
 /* The descriptor's struct_size and the fds: what the header and the datagram say. */
@@ -205,20 +253,45 @@ static int check_fds(gpures__op *op, const gpures__variant *v, const unsigned ch
   return GPURES_OK;
 }
 
-int gpures__wire_decode(gpures__op *op, unsigned char *buf, size_t n, const int *fds,
-                        uint32_t nfds, bool allow_unsealed, gpures_handle *out_handle) {
-  gpures__wire_header h;
-  if (n < sizeof h)
-    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "message",
-                        "the message has %zu bytes, fewer than the %zu of a header", n, sizeof h);
-  memcpy(&h, buf, sizeof h);
-  unsigned char *desc = buf + sizeof h;
-  int status = check_header(op, &h, n);
-  if (status == GPURES_OK) status = check_sizes(op, &h, desc, nfds);
-  const gpures__variant *v = gpures__variant_of(h.kind);
+int gpures__wire_meta(gpures__op *op, const gpures__wire_header *h, const unsigned char *body,
+                      uint32_t width, uint32_t height, gpures_frame_meta *out) {
+  memset(out, 0, sizeof *out);
+  if (!h->meta_size) return GPURES_OK;
+  const unsigned char *meta = body + h->desc_size;
+  uint32_t struct_size;
+  memcpy(&struct_size, meta, 4);
+  if (struct_size != h->meta_size)
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "meta.structSize",
+                        "meta.structSize is %u but the message carries %u metadata bytes",
+                        struct_size, h->meta_size);
+  int status = gpures__copy_versioned(*op, "meta.structSize", meta, sizeof *out, out);
+  out->struct_size = sizeof *out;
+  if (status == GPURES_OK) status = gpures__meta_validate(*op, out, width, height);
+  return status;
+}
+
+/* The frame extent a descriptor names, for the metadata's visible rectangle. */
+static void extent_of(const gpures__variant *v, const unsigned char *desc, uint32_t *w, uint32_t *h) {
+  const gpures_field_info *fw = gpures__field_find(v, "width"), *fh = gpures__field_find(v, "height");
+  *w = fw ? (uint32_t)gpures__field_get(fw, desc, 0) : 0;
+  *h = fh ? (uint32_t)gpures__field_get(fh, desc, 0) : 0;
+}
+
+int gpures__wire_decode(gpures__op *op, const gpures__wire_header *h, unsigned char *body,
+                        const int *fds, uint32_t nfds, bool allow_unsealed,
+                        gpures_handle *out_handle) {
+  /* The descriptor is copied out, zero past what arrived, so fields it does not reach read as 0. */
+  unsigned char desc[GPURES__WIRE_MAX_DESC + 8];
+  memset(desc, 0, sizeof desc);
+  memcpy(desc, body, h->desc_size);
+  int status = check_sizes(op, h, desc, nfds);
+  const gpures__variant *v = gpures__variant_of(h->kind);
   if (status == GPURES_OK) status = check_counts(op, v, desc);
-  /* The buffer is zero past the descriptor, so fields it does not reach read as 0. */
-  if (status == GPURES_OK) status = place_fds(op, v, desc, h.desc_size, fds, nfds);
+  if (status == GPURES_OK) status = place_fds(op, v, desc, h->desc_size, fds, nfds);
+  gpures_frame_meta meta;
+  uint32_t width = 0, height = 0;
+  extent_of(v, desc, &width, &height);
+  if (status == GPURES_OK) status = gpures__wire_meta(op, h, body, width, height, &meta);
   if (status == GPURES_OK) status = check_fds(op, v, desc, allow_unsealed);
   if (status != GPURES_OK) return status;
 
@@ -226,6 +299,9 @@ int gpures__wire_decode(gpures__op *op, unsigned char *buf, size_t n, const int 
   memset(&options, 0, sizeof options);
   options.struct_size = sizeof options;
   options.flags = GPURES_CREATE_TAKE_OWNERSHIP;
-  return gpures_create(h.kind, desc, &options, out_handle); /* create's own message and field */
+  status = gpures_create(h->kind, desc, &options, out_handle); /* create's own message and field */
+  /* Checked above against the same extent: storing it cannot fail. */
+  if (status == GPURES_OK && meta.flags) (void)gpures_meta_set(*out_handle, &meta);
+  return status;
 }
 #endif

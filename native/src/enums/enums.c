@@ -27,6 +27,9 @@ _Static_assert((int)PF_ROWS == (int)GPURES_PF_MAX, "GPURES_PF_MAX counts the for
 #define WGPU_SRGB_PAIR(value, name) WGPU_FORMAT(value, name) WGPU_FORMAT(value + 1, name "-srgb")
 #define WGPU_ASTC(value, size) WGPU_SRGB_PAIR(value, "astc-" #size "-unorm")
 #define WGPU_DIMENSION(value, name) {GPURES_ENUM_WGPU_TEXTURE_DIMENSION, value, name},
+#define PRIMARIES(value, name) {GPURES_ENUM_COLOR_PRIMARIES, value, name},
+#define TRANSFER(value, name) {GPURES_ENUM_TRANSFER, value, name},
+#define MATRIX(value, name) {GPURES_ENUM_MATRIX, value, name},
 
 /* GL values are the real GL enums; WebGPU ones are gpures's own stable ids. */
 static const gpures_enum_value values[] = {
@@ -104,6 +107,24 @@ static const gpures_enum_value values[] = {
   WGPU_DIMENSION(1, "1d")
   WGPU_DIMENSION(2, "2d")
   WGPU_DIMENSION(3, "3d")
+
+  /* ITU-T H.273 code points, named as WebCodecs' VideoColorSpace names them where it does */
+  PRIMARIES(1, "bt709") PRIMARIES(2, "unspecified") PRIMARIES(4, "bt470m")
+  PRIMARIES(5, "bt470bg") PRIMARIES(6, "smpte170m") PRIMARIES(7, "smpte240m")
+  PRIMARIES(8, "film") PRIMARIES(9, "bt2020") PRIMARIES(10, "smpte428")
+  PRIMARIES(11, "smpte431") PRIMARIES(12, "smpte432") PRIMARIES(22, "ebu3213")
+
+  TRANSFER(1, "bt709") TRANSFER(2, "unspecified") TRANSFER(4, "gamma22")
+  TRANSFER(5, "gamma28") TRANSFER(6, "smpte170m") TRANSFER(7, "smpte240m")
+  TRANSFER(8, "linear") TRANSFER(9, "log") TRANSFER(10, "log-sqrt")
+  TRANSFER(11, "iec61966-2-4") TRANSFER(12, "bt1361") TRANSFER(13, "iec61966-2-1")
+  TRANSFER(14, "bt2020-10") TRANSFER(15, "bt2020-12") TRANSFER(16, "pq")
+  TRANSFER(17, "smpte428") TRANSFER(18, "hlg")
+
+  MATRIX(0, "rgb") MATRIX(1, "bt709") MATRIX(2, "unspecified") MATRIX(4, "fcc")
+  MATRIX(5, "bt470bg") MATRIX(6, "smpte170m") MATRIX(7, "smpte240m") MATRIX(8, "ycgco")
+  MATRIX(9, "bt2020-ncl") MATRIX(10, "bt2020-cl") MATRIX(11, "smpte2085")
+  MATRIX(12, "chroma-derived-ncl") MATRIX(13, "chroma-derived-cl") MATRIX(14, "ictcp")
 };
 
 static const char *const set_names[] = {

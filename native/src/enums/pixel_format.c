@@ -2,6 +2,8 @@
 ** pixel_format.c: the one table of pixel format layouts, and the size
 ** queries built on it. Ids and names are GPURES_PIXEL_FORMAT_LIST.
 */
+#include <string.h>
+
 #include "../internal.h"
 
 #define FOURCC(a, b, c, d) \
@@ -212,5 +214,71 @@ int gpures_pixel_format_frame_size(uint32_t format, uint32_t width, uint32_t hei
     total = saturating_add(total, saturating_mul(pitch, rows));
   }
   if (out_bytes) *out_bytes = total;
+  return GPURES_OK;
+}
+
+/* ------------------------------------------------------- standard layout */
+
+static bool is_row_align(uint32_t a) { return a >= 1 && a <= 4096 && (a & (a - 1)) == 0; }
+
+static uint64_t align_up(uint64_t value, uint32_t align) {
+  return (value + align - 1) & ~(uint64_t)(align - 1);
+}
+
+/* Refuses what no layout exists for, before anything is measured. */
+static int check_layout_args(gpures__op op, uint32_t format, uint32_t width, uint32_t height,
+                             uint32_t row_align) {
+  if (!gpures_pixel_format_info_of(format))
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat",
+                        format);
+  if (width == 0) return gpures__fail(op, GPURES_E_INVALID_VALUE, "width", "width is 0");
+  if (height == 0) return gpures__fail(op, GPURES_E_INVALID_VALUE, "height", "height is 0");
+  if (!is_row_align(row_align))
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowAlign",
+                        "rowAlign %u is not a power of two from 1 to 4096", row_align);
+  return GPURES_OK;
+}
+
+/* Plane `i` placed at `offset`; a stride that does not fit 32 bits is the width's fault. */
+static int lay_out_plane(gpures__op op, uint32_t format, uint32_t i, uint32_t width,
+                         uint32_t height, uint32_t row_align, uint64_t offset,
+                         gpures_plane_layout *out) {
+  uint64_t row_bytes = 0;
+  gpures_pixel_format_row_bytes(format, i, width, &row_bytes);
+  uint64_t stride = align_up(row_bytes, row_align); /* row_bytes < 2^36: no overflow */
+  if (stride > UINT32_MAX)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "width",
+                        "a row of plane %u of a %u pixel wide %s frame has %llu bytes; a stride "
+                        "holds at most %u",
+                        i, width, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, format),
+                        (unsigned long long)stride, UINT32_MAX);
+  *out = (gpures_plane_layout){.offset = offset, .stride = (uint32_t)stride};
+  gpures_pixel_format_plane_extent(format, i, width, height, &out->width, &out->height);
+  out->size = stride * out->height; /* < 2^64: both factors are below 2^32 */
+  return GPURES_OK;
+}
+
+int gpures_pixel_format_layout(uint32_t format, uint32_t width, uint32_t height,
+                               uint32_t row_align, gpures_plane_layout out_planes[4],
+                               uint64_t *out_size) {
+  gpures__op op = {"lay out frame", 0};
+  int status = check_layout_args(op, format, width, height, row_align);
+  if (status != GPURES_OK) return status;
+  const gpures_pixel_format_info *info = &formats[format - 1];
+  gpures_plane_layout planes[4] = {{0}};
+  uint64_t end = 0; /* every size is a multiple of row_align, so each plane starts aligned */
+  for (uint32_t i = 0; i < info->num_planes; i++) {
+    status = lay_out_plane(op, format, i, width, height, row_align, end, &planes[i]);
+    if (status != GPURES_OK) return status;
+    end = saturating_add(end, planes[i].size);
+  }
+  if (end > UINT32_MAX)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "height",
+                        "a %ux%u %s frame with rows aligned to %u takes %llu bytes; a DmaBufHandle "
+                        "offset reaches at most %u",
+                        width, height, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, format),
+                        row_align, (unsigned long long)end, UINT32_MAX);
+  if (out_planes) memcpy(out_planes, planes, sizeof planes);
+  if (out_size) *out_size = end;
   return GPURES_OK;
 }

@@ -1,4 +1,6 @@
 /* cpu.c: CpuBytes, CpuPlanes and CpuSharedSlot. */
+#include <stdio.h>
+
 #include "../internal.h"
 
 #define T gpures_cpu_bytes_desc
@@ -40,15 +42,47 @@ static const gpures_field_info cpu_planes_fields[] = {
   GPURES__STRUCT_ARRAY_ROW(T, planes, data, num_planes, "planes[].data", GPURES_FIELD_PTR, GPURES_E_NULL_POINTER, "address of the plane"),
   GPURES__STRUCT_ARRAY_ROW(T, planes, size, num_planes, "planes[].size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, "bytes"),
   GPURES__STRUCT_ARRAY_ROW(T, planes, row_pitch, num_planes, "planes[].rowPitch", GPURES_FIELD_U32, 0, "bytes per row"),
+  GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels, with height"),
+  GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "height in pixels, with width"),
 };
+
+/* With an extent, plane i must hold its rows: a short chroma plane would be read past its end. */
+static int check_cpu_plane(gpures__op op, const T *d, uint32_t i) {
+  const gpures_cpu_plane *p = &d->planes[i];
+  const char *name = gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format);
+  char field[32];
+  uint64_t row_bytes = 0;
+  uint32_t rows = 0;
+  gpures_pixel_format_row_bytes(d->format, i, d->width, &row_bytes);
+  gpures_pixel_format_plane_extent(d->format, i, d->width, d->height, NULL, &rows);
+  if (p->row_pitch < row_bytes) {
+    snprintf(field, sizeof field, "planes[%u].rowPitch", i);
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
+                        "%s %u is below the %llu bytes of a row of plane %u of a %u pixel wide "
+                        "%s frame",
+                        field, p->row_pitch, (unsigned long long)row_bytes, i, d->width, name);
+  }
+  uint64_t needed = (uint64_t)p->row_pitch * rows; /* both below 2^32: no overflow */
+  if (p->size >= needed) return GPURES_OK;
+  snprintf(field, sizeof field, "planes[%u].size", i);
+  return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
+                      "%s %llu is below the %llu bytes of %u rows of %u bytes (plane %u of a "
+                      "%ux%u %s frame)",
+                      field, (unsigned long long)p->size, (unsigned long long)needed, rows,
+                      p->row_pitch, i, d->width, d->height, name);
+}
 
 static int validate_cpu_planes(gpures__op op, const void *desc) {
   const T *d = desc;
   const gpures_pixel_format_info *format = gpures_pixel_format_info_of(d->format);
-  if (format->num_planes == d->num_planes) return GPURES_OK;
-  return gpures__fail(op, GPURES_E_INVALID_VALUE, "planes", "planes has %u entries but %s has %u",
-                      d->num_planes, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format),
-                      format->num_planes);
+  if (format->num_planes != d->num_planes)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "planes", "planes has %u entries but %s has %u",
+                        d->num_planes, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format),
+                        format->num_planes);
+  int status = gpures__check_extent(op, d->width, d->height);
+  for (uint32_t i = 0; status == GPURES_OK && d->width && i < d->num_planes; i++)
+    status = check_cpu_plane(op, d, i);
+  return status;
 }
 GPURES__VARIANT(cpu_planes, cpu_planes_fields, validate_cpu_planes);
 #undef T

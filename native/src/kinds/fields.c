@@ -90,6 +90,12 @@ static int check_element(gpures__op op, const gpures_field_info *f, const void *
                           (unsigned long long)v);
     case GPURES_FIELD_UUID:
       return GPURES_OK;
+    case GPURES_FIELD_I64:
+      if ((int64_t)v <= GPURES__I64_SAFE && (int64_t)v >= -GPURES__I64_SAFE) return GPURES_OK;
+      gpures__field_path(f, i, path, sizeof path);
+      return gpures__fail(op, GPURES_E_INVALID_VALUE, path,
+                          "%s is %lld, beyond +-(2^53 - 1), what a JavaScript number holds exactly",
+                          path, (long long)(int64_t)v);
     default:
       if (v != 0 || !f->zero_status) return GPURES_OK;
       gpures__field_path(f, i, path, sizeof path);

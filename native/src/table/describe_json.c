@@ -68,6 +68,7 @@ static void put_value(writer *w, const gpures_field_info *f, const void *desc, u
     case GPURES_FIELD_I32:
     case GPURES_FIELD_FD: putf(w, "%d", (int)(int32_t)v); break;
     case GPURES_FIELD_U64: putf(w, "\"%llu\"", (unsigned long long)v); break;
+    case GPURES_FIELD_I64: putf(w, "%lld", (long long)(int64_t)v); break;
     case GPURES_FIELD_PTR: putf(w, "\"0x%llx\"", (unsigned long long)v); break;
     case GPURES_FIELD_BOOL: put(w, v ? "true" : "false", v ? 4 : 5); break;
     case GPURES_FIELD_ENUM: {

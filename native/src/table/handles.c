@@ -5,6 +5,9 @@
 */
 #include "table.h"
 
+static int occupy(gpures__op op, uint32_t kind, any_desc *local, const gpures_create_options *opts,
+                  const gpures__borrow *borrow, gpures_handle *out_handle);
+
 int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *options,
                   gpures_handle *out_handle) {
   gpures__op op = {"create", gpures__variant_of(kind) ? kind : 0};
@@ -33,31 +36,47 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   if ((status = gpures__fields_validate(op, v, &local)) != GPURES_OK) return status;
   if (v->validate && (status = v->validate(op, &local)) != GPURES_OK) return status;
 
-  any_desc caller = local;
+  return occupy(op, kind, &local, &opts, NULL, out_handle);
+}
+
+/*
+** Fills a slot with a validated descriptor. Without `borrow` the handle takes
+** the descriptor's fds (duplicated, or adopted under TAKE_OWNERSHIP); with it
+** the fds stay the borrow's owner's, and its at_last_release runs instead.
+*/
+static int occupy(gpures__op op, uint32_t kind, any_desc *local, const gpures_create_options *opts,
+                  const gpures__borrow *borrow, gpures_handle *out_handle) {
+  const gpures__variant *v = gpures__variant_of(kind);
+  any_desc caller = *local;
+  int status = GPURES_OK;
   /* Check the queue before adopting fds, so a bad queue leaves the caller's fds untouched. */
-  if (opts.event_queue && (status = gpures__event_reserve(opts.event_queue)) != GPURES_OK) {
+  if (opts->event_queue && (status = gpures__event_reserve(opts->event_queue)) != GPURES_OK) {
     if (status == GPURES_E_STALE || status == GPURES_E_INVALID_VALUE)
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.eventQueue",
-                          "options.eventQueue %u is not an open queue", opts.event_queue);
+                          "options.eventQueue %u is not an open queue", opts->event_queue);
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for another handle");
   }
-  if (v->owns_fds)
-    status = gpures__fds_acquire(op, v, &local, opts.flags & GPURES_CREATE_TAKE_OWNERSHIP);
+  bool takes_fds = v->owns_fds && !borrow;
+  if (takes_fds)
+    status = gpures__fds_acquire(op, v, local, opts->flags & GPURES_CREATE_TAKE_OWNERSHIP);
   uint32_t index = 0;
-  if (status == GPURES_OK && (status = gpures__slot_alloc(op, &index)) != GPURES_OK &&
-      v->owns_fds)
-    gpures__fds_drop(v, &local, &caller);
+  if (status == GPURES_OK && (status = gpures__slot_alloc(op, &index)) != GPURES_OK && takes_fds)
+    gpures__fds_drop(v, local, &caller);
   if (status != GPURES_OK) {
-    if (opts.event_queue) gpures__event_unreserve(opts.event_queue);
+    if (opts->event_queue) gpures__event_unreserve(opts->event_queue);
     return status;
   }
 
   slot *s = slot_at(index);
   s->kind = kind;
-  s->desc = local;
-  s->keep_alive = opts.keep_alive;
-  s->queue = opts.event_queue;
-  s->token = opts.event_token;
+  s->desc = *local;
+  s->keep_alive = opts->keep_alive;
+  s->queue = opts->event_queue;
+  s->token = opts->event_token;
+  if (borrow) s->borrow = *borrow;
+  else memset(&s->borrow, 0, sizeof s->borrow);
+  atomic_store_explicit(&s->retired, false, memory_order_relaxed);
+  s->meta.flags = 0;
   uint32_t generation = (uint32_t)(atomic_load_explicit(&s->state, memory_order_relaxed) >> 32);
   if (generation == 0) generation = 1;
   atomic_fetch_add_explicit(&gpures__live[kind], 1, memory_order_relaxed);
@@ -65,6 +84,27 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
   atomic_store_explicit(&s->state, (uint64_t)generation << 32 | 1u, memory_order_release);
   *out_handle = (uint64_t)generation << 32 | (uint64_t)kind << 24 | index;
   return GPURES_OK;
+}
+
+int gpures__create_borrowing(gpures__op op, uint32_t kind, const void *desc,
+                             const gpures_create_options *options, const gpures__borrow *borrow,
+                             gpures_handle *out_handle) {
+  const gpures__variant *v = gpures__variant_of(kind);
+  any_desc local;
+  memset(&local, 0, sizeof local);
+  memcpy(&local, desc, v->desc_size);
+  gpures_create_options opts;
+  memset(&opts, 0, sizeof opts);
+  if (options) {
+    int status = gpures__copy_versioned(op, "options.structSize", options, sizeof opts, &opts);
+    if (status == GPURES_OK) status = gpures__check_short_options(op, options);
+    if (status != GPURES_OK) return status;
+    if (opts.flags)
+      return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.flags",
+                          "options.flags has bits 0x%x; a frame's fds are never the caller's",
+                          opts.flags);
+  }
+  return occupy(op, kind, &local, &opts, borrow, out_handle);
 }
 
 int gpures_clone(gpures_handle handle) {

@@ -79,7 +79,10 @@ static void slot_free(uint32_t index) {
 
 void gpures__slot_destroy(slot *s, uint32_t index, uint32_t generation) {
   const gpures__variant *v = gpures__variant_of(s->kind);
-  if (v->owns_fds) gpures__fds_close(v, &s->desc);
+  if (s->borrow.at_last_release) /* the buffer comes home before anyone hears of the release */
+    s->borrow.at_last_release(s->borrow.ctx, atomic_load_explicit(&s->retired, memory_order_acquire));
+  else if (v->owns_fds)
+    gpures__fds_close(v, &s->desc);
   if (s->keep_alive.release) s->keep_alive.release(s->keep_alive.ctx);
   if (s->queue) (void)gpures__event_post(s->queue, s->token, GPURES_EVENT_RELEASED);
   atomic_fetch_sub_explicit(&gpures__live[s->kind], 1, memory_order_relaxed);

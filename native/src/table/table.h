@@ -52,6 +52,9 @@ typedef struct slot {
   gpures_keep_alive keep_alive;
   uint32_t queue;
   uint64_t token;
+  gpures__borrow borrow;       /* at_last_release set: the fds are its owner's, not the slot's */
+  _Atomic bool retired;        /* the borrow's owner must not reuse the memory (gpures__frame_retire) */
+  gpures_frame_meta meta;      /* flags 0: none; read and written under meta_lock() (meta.c) */
   any_desc desc;
 } slot;
 
@@ -145,11 +148,6 @@ static inline int pin(gpures_handle h, const char *verb, slot **out) {
 
 /* ------------------------------------------------ struct_size.c */
 
-/* A struct_size the library can believe: 8 at least, GPURES_STRUCT_SIZE_MAX at most. */
-int gpures__check_struct_size(gpures__op op, const char *field, uint32_t given);
-/* Copies a caller's struct of its struct_size bytes into `out` of `own` bytes. */
-int gpures__copy_versioned(gpures__op op, const char *field, const void *in, uint32_t own,
-                           void *out);
 /* A struct shorter than the kind's descriptor must end between two fields. */
 int gpures__check_short_desc(gpures__op op, const gpures__variant *v, uint32_t given);
 /* The same for the options struct. */

@@ -1,0 +1,212 @@
+// Frame pools: a producer's frames, allocated once and handed out again as
+// each comes back. The pool lives in C (native/src/frames/pool.c); a slot is
+// free again when the last reference to its frame, in this process or in
+// any other a session sent it to, is released.
+
+import { lib } from "./_load.ts";
+import { check, lastError } from "./_native.ts";
+import { enumValue } from "./_values.ts";
+import type { PixelFormatName } from "./_types.ts";
+import { GpuResource } from "./gpu_resource.ts";
+import { InvalidHandleError, ReleasedError } from "./errors.ts";
+import { type FrameLayout, PixelFormat } from "./pixel_format.ts";
+import type { PlaneView } from "./planes.ts";
+import { BufferViews } from "./_buffer_views.ts";
+import type { DmaBufHandle } from "./dma_buf.ts";
+import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
+
+const TIMED_OUT = 12;
+const CANCELLED = 13;
+
+/** What {@link FramePool.create} takes. */
+export interface FramePoolOptions {
+  /** A pixel format with a DRM fourcc: NV12, P010LE, YUV420P, RgbaU8, ... */
+  format: PixelFormatName;
+  /** Frame width in pixels. */
+  width: number;
+  /** Frame height in pixels. */
+  height: number;
+  /** Frames the pool holds, 1 to 256. */
+  slots: number;
+  /** Row and plane alignment in bytes, a power of two up to 4096 (default 64). */
+  rowAlign?: number;
+}
+
+/** What {@link FramePool.acquire} takes. */
+export interface AcquireOptions {
+  /** Milliseconds to wait for a free slot (default: no limit); then TimeoutError. */
+  timeout?: number;
+  /** Ends the wait; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** What a pool has done: {@link FramePool.stats}. */
+export interface FramePoolStats {
+  /** Slots in the pool. */
+  slots: number;
+  /** Slots whose frame someone (here or elsewhere) still holds. */
+  inUse: number;
+  /** The most slots in use at once. */
+  highWater: number;
+  /** Frames handed out. */
+  acquired: number;
+  /** Acquires that found every slot held and waited. */
+  waits: number;
+  /** Acquires that gave up (timeout). */
+  timeouts: number;
+  /** Bytes of one slot's buffer. */
+  bufferSize: number;
+}
+
+const unclosed = new FinalizationRegistry<Deno.PointerValue>((p) => lib().gpures_pool_close(p));
+let nextTicket = 1;
+
+/**
+ * A pool of frames in shareable memory: each slot a sealed memfd holding one
+ * frame in the standard layout ({@link PixelFormat.layout}), handed out as a
+ * DmaBufHandle. A slot is never handed out while anyone still holds its
+ * previous frame: {@link FramePool.acquire} waits instead (back-pressure),
+ * without blocking the event loop. Linux only.
+ *
+ * @example
+ * ```ts
+ * import { FramePool } from "@gpures/gpures";
+ * using pool = FramePool.create({ format: "NV12", width: 64, height: 32, slots: 2 });
+ * using frame = await pool.acquire();
+ * const [y] = pool.planes(frame); // typed views, mapped once per slot
+ * y.data.fill(235);
+ * frame.setMeta({ sequence: 0 });
+ * console.log(pool.stats.inUse, frame.bufferId !== null); // 1 true
+ * ```
+ */
+export class FramePool {
+  #pool: Deno.PointerValue;
+  readonly #views = new BufferViews();
+  /** The layout of every frame. */
+  readonly layout: FrameLayout;
+  /** The options the pool was made with. */
+  readonly options: Readonly<Required<FramePoolOptions>>;
+
+  private constructor(pool: Deno.PointerValue, options: Required<FramePoolOptions>) {
+    this.#pool = pool;
+    this.options = Object.freeze(options);
+    this.layout = PixelFormat.layout(options.format, options.width, options.height, {
+      rowAlign: options.rowAlign,
+    });
+    unclosed.register(this, pool, this);
+  }
+
+  /** Allocates every slot now; throws InvalidHandleError naming a bad option. */
+  static create(options: FramePoolOptions): FramePool {
+    const format = enumValue(1, options.format);
+    if (format === undefined) {
+      throw new InvalidHandleError(
+        `Cannot create a FramePool: format ${JSON.stringify(options.format)} is not a PixelFormat`,
+        "INVALID_VALUE",
+        "format",
+      );
+    }
+    const desc = new Uint32Array([
+      32,
+      0,
+      format,
+      options.width,
+      options.height,
+      options.slots,
+      options.rowAlign ?? 64,
+      0,
+    ]);
+    const out = new BigUint64Array(1);
+    check(lib().gpures_pool_create(desc, out));
+    return new FramePool(Deno.UnsafePointer.create(out[0]), {
+      rowAlign: 64,
+      ...options,
+    });
+  }
+
+  #live(verb: string): Deno.PointerValue {
+    if (this.#pool === null) {
+      throw new ReleasedError(`Cannot ${verb}: the pool is closed`, "STALE", "pool");
+    }
+    return this.#pool;
+  }
+
+  /** A free frame now, or null when every slot is held. */
+  tryAcquire(): DmaBufHandle | null {
+    const out = new BigUint64Array(1);
+    const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, null, out);
+    if (status === TIMED_OUT) return null;
+    check(status);
+    return GpuResource.fromRaw(out[0]) as DmaBufHandle;
+  }
+
+  /**
+   * The next free frame, yours to fill, send and release; waits (on a thread
+   * of Deno's, never blocking the event loop) while every slot is held.
+   * Rejects with TimeoutError after `timeout` ms, with the signal's reason
+   * when it aborts, and with ReleasedError once the pool is closed.
+   */
+  async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
+    const now = this.tryAcquire();
+    if (now) return now;
+    const { timeout = -1, signal } = options;
+    signal?.throwIfAborted();
+    const pool = this.#live("acquire");
+    const ticket = nextTicket++;
+    const out = new BigUint64Array(1);
+    const abort = () => lib().gpures_pool_cancel(pool, ticket);
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      const status = await lib().gpures_pool_acquire_async(pool, timeout, ticket, null, out);
+      if (status === CANCELLED && signal?.aborted) throw signal.reason;
+      if (status !== 0) throw lastError(status);
+      return GpuResource.fromRaw(out[0]) as DmaBufHandle;
+    } finally {
+      signal?.removeEventListener("abort", abort);
+    }
+  }
+
+  /** Counts since the pool was made. */
+  get stats(): FramePoolStats {
+    const out = new DataView(new ArrayBuffer(48));
+    out.setUint32(0, 48, true);
+    check(lib().gpures_pool_stats_get(this.#live("read stats of"), out.buffer));
+    const n = (at: number) => Number(out.getBigUint64(at, true));
+    return {
+      slots: out.getUint32(4, true),
+      inUse: out.getUint32(8, true),
+      highWater: out.getUint32(12, true),
+      acquired: n(16),
+      waits: n(24),
+      timeouts: n(32),
+      bufferSize: n(40),
+    };
+  }
+
+  /**
+   * Typed views of a frame's planes. Each slot is mapped once, the first time
+   * one of its frames is viewed, and the views are the same arrays for every
+   * later frame of that slot: no mmap per frame.
+   */
+  planes(frame: DmaBufHandle): PlaneView[] {
+    return this.#views.of(frame);
+  }
+
+  /**
+   * Closes the pool: acquires reject with ReleasedError from now on, waiting
+   * ones too. Frames still held stay valid; each slot's memory goes when its
+   * frame comes back. Idempotent.
+   */
+  close(): void {
+    if (this.#pool === null) return;
+    unclosed.unregister(this);
+    lib().gpures_pool_close(this.#pool);
+    this.#pool = null;
+    this.#views.clear();
+  }
+
+  /** Closes at the end of a `using` block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

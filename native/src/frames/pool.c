@@ -1,0 +1,321 @@
+/*
+** pool.c: frame pools. A pool allocates its slots' buffers once; acquire
+** hands out a DmaBufHandle over a free slot's buffer (table/handles.c's
+** borrowing create: no fd is duplicated, nothing is validated again), and
+** that handle's last release, wherever it happens, brings the slot home
+** (slot_returned, on the releasing thread). Linux only: the buffers are
+** sealed memfds, and DmaBufHandle exists only there.
+*/
+#if defined(__linux__)
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#endif
+#include "../internal.h"
+
+#if defined(__linux__)
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CANCELS 32u /* recent cancelled tickets: enough for every waiter a host runs at once */
+
+typedef struct pool_slot {
+  struct gpures_pool *pool;
+  int fd;             /* -1: the slot died (its buffer was retired and no new one could be made) */
+  bool busy;
+  uint64_t buffer_id;
+} pool_slot;
+
+struct gpures_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t freed;
+  gpures_dma_buf_handle_desc frame; /* every frame's descriptor but fds[0] */
+  uint64_t size;
+  bool closed;
+  uint32_t waiters;   /* threads inside acquire: the pool outlives them */
+  uint32_t cancels[CANCELS], next_cancel;
+  gpures_pool_stats stats;
+  uint32_t num_slots;
+  pool_slot slots[];
+};
+
+static gpures__op pool_op(const char *verb) {
+  gpures__op op = {verb, GPURES_KIND_DMA_BUF_HANDLE};
+  return op;
+}
+
+/* A memfd of `size` bytes that nobody can shrink, grow or unseal: every mapping of it is safe. */
+static int sealed_buffer(gpures__op op, uint64_t size, int *out_fd) {
+  int fd = memfd_create("gpures-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return gpures__os_fail(op, "", "memfd_create()", errno);
+  if (ftruncate(fd, (off_t)size) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    int err = errno;
+    close(fd);
+    return gpures__os_fail(op, "", "sizing and sealing a memfd", err);
+  }
+  *out_fd = fd;
+  return GPURES_OK;
+}
+
+/* Frees the pool once it is closed and nothing refers to it: no frame out, no thread waiting. */
+static bool finished(const gpures_pool *p) {
+  return p->closed && p->stats.in_use == 0 && p->waiters == 0;
+}
+
+static void pool_free(gpures_pool *p) {
+  for (uint32_t i = 0; i < p->num_slots; i++)
+    if (p->slots[i].fd >= 0) close(p->slots[i].fd);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->freed);
+  gpures__free(p);
+}
+
+/* A frame's last release. A retired buffer may still be mapped elsewhere: the slot gets a new one. */
+static void slot_returned(void *ctx, bool retired) {
+  pool_slot *ps = ctx;
+  gpures_pool *p = ps->pool;
+  pthread_mutex_lock(&p->mu);
+  ps->busy = false;
+  p->stats.in_use--;
+  if (retired || p->closed) {
+    close(ps->fd);
+    ps->fd = -1;
+    if (!p->closed && sealed_buffer(pool_op("renew a slot of"), p->size, &ps->fd) == GPURES_OK)
+      ps->buffer_id = gpures__next_buffer_id();
+  }
+  bool done = finished(p);
+  pthread_cond_broadcast(&p->freed);
+  pthread_mutex_unlock(&p->mu);
+  if (done) pool_free(p);
+}
+
+static int check_desc(gpures__op op, const gpures_pool_desc *d, gpures_plane_layout planes[4],
+                      uint64_t *size, const gpures_pixel_format_info **format) {
+  if (d->flags)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x", d->flags);
+  if (d->slots == 0 || d->slots > GPURES_POOL_MAX_SLOTS)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "slots", "slots is %u; a pool has 1 to %u",
+                        d->slots, GPURES_POOL_MAX_SLOTS);
+  *format = gpures_pixel_format_info_of(d->format);
+  if (*format && !(*format)->drm_fourcc)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format",
+                        "%s has no DRM fourcc, so its frames cannot be DmaBufHandles",
+                        gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format));
+  int status = gpures_pixel_format_layout(d->format, d->width, d->height,
+                                          d->row_align ? d->row_align : 64u, planes, size);
+  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
+}
+
+static void frame_template(gpures_pool *p, const gpures_pool_desc *d,
+                           const gpures_pixel_format_info *format, const gpures_plane_layout *planes) {
+  gpures_dma_buf_handle_desc *f = &p->frame;
+  memset(f, 0, sizeof *f);
+  f->struct_size = sizeof *f;
+  f->num_fds = 1;
+  f->fds[1] = f->fds[2] = f->fds[3] = -1;
+  f->fourcc = format->drm_fourcc;
+  f->width = d->width;
+  f->height = d->height;
+  f->num_planes = format->num_planes;
+  for (uint32_t i = 0; i < format->num_planes; i++) {
+    f->planes[i].offset = (uint32_t)planes[i].offset;
+    f->planes[i].stride = planes[i].stride;
+  }
+}
+
+int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool) {
+  gpures__op op = pool_op("create a pool of");
+  if (!out_pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "outPool", "outPool is null");
+  *out_pool = NULL;
+  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
+  gpures_pool_desc d;
+  memset(&d, 0, sizeof d);
+  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  gpures_plane_layout planes[4];
+  uint64_t size = 0;
+  const gpures_pixel_format_info *format = NULL;
+  if (status == GPURES_OK) status = check_desc(op, &d, planes, &size, &format);
+  if (status != GPURES_OK) return status;
+  size_t bytes = sizeof(gpures_pool) + d.slots * sizeof(pool_slot);
+  gpures_pool *p = gpures__alloc(bytes);
+  if (!p) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the pool");
+  memset(p, 0, bytes); /* the slots too: take_free reads their busy flags */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->freed, &attr);
+  pthread_condattr_destroy(&attr);
+  pthread_mutex_init(&p->mu, NULL);
+  frame_template(p, &d, format, planes);
+  p->size = size;
+  p->stats.struct_size = sizeof p->stats;
+  p->stats.slots = d.slots;
+  p->stats.buffer_size = size;
+  for (; p->num_slots < d.slots; p->num_slots++) {
+    pool_slot *ps = &p->slots[p->num_slots];
+    ps->pool = p;
+    ps->buffer_id = gpures__next_buffer_id();
+    if ((status = sealed_buffer(op, size, &ps->fd)) != GPURES_OK) {
+      pool_free(p);
+      return status;
+    }
+  }
+  *out_pool = p;
+  return GPURES_OK;
+}
+
+/* Whether any slot can still be handed out, now or once its frame returns. Called locked. */
+static bool any_alive(const gpures_pool *p) {
+  for (uint32_t i = 0; i < p->num_slots; i++)
+    if (p->slots[i].busy || p->slots[i].fd >= 0) return true;
+  return false;
+}
+
+/* A free slot, marked busy; NULL when none is. Called locked. */
+static pool_slot *take_free(gpures_pool *p) {
+  for (uint32_t i = 0; i < p->num_slots; i++) {
+    pool_slot *ps = &p->slots[i];
+    if (ps->busy || ps->fd < 0) continue;
+    ps->busy = true;
+    if (++p->stats.in_use > p->stats.high_water) p->stats.high_water = p->stats.in_use;
+    p->stats.acquired++;
+    return ps;
+  }
+  return NULL;
+}
+
+/* Consumes a cancel of `ticket`, if one came. Called locked. */
+static bool cancelled(gpures_pool *p, uint32_t ticket) {
+  for (uint32_t i = 0; ticket && i < CANCELS; i++)
+    if (p->cancels[i] == ticket) return p->cancels[i] = 0, true;
+  return false;
+}
+
+static struct timespec deadline_after(int32_t ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+  return t;
+}
+
+static int timed_out(gpures__op op, gpures_pool *p, int32_t timeout_ms) {
+  p->stats.timeouts++;
+  return gpures__fail(op, GPURES_E_TIMED_OUT, "timeout",
+                      "no slot came free within %d ms: all %u are held", timeout_ms, p->num_slots);
+}
+
+/* Waits (locked) for a free slot; the status says why there is none. */
+static int wait_for_slot(gpures__op op, gpures_pool *p, int32_t timeout_ms, uint32_t ticket,
+                         pool_slot **out) {
+  struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+  bool expired = false;
+  for (bool waited = false;; waited = true) {
+    if (p->closed) return gpures__fail(op, GPURES_E_STALE, "pool", "the pool is closed");
+    if (cancelled(p, ticket))
+      return gpures__fail(op, GPURES_E_CANCELLED, "", "the acquire was cancelled");
+    if ((*out = take_free(p))) return GPURES_OK;
+    if (!any_alive(p)) /* every slot's memory was given away and none could be made anew */
+      return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "pool",
+                          "no slot has memory: retired buffers could not be replaced");
+    if (timeout_ms == 0 || expired) return timed_out(op, p, timeout_ms);
+    if (!waited) p->stats.waits++;
+    if (timeout_ms < 0) pthread_cond_wait(&p->freed, &p->mu);
+    else expired = pthread_cond_timedwait(&p->freed, &p->mu, &deadline) == ETIMEDOUT;
+  }
+}
+
+int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+                        const gpures_create_options *options, gpures_handle *out_frame) {
+  gpures__op op = pool_op("acquire");
+  if (!out_frame) return gpures__fail(op, GPURES_E_NULL_POINTER, "outFrame", "outFrame is null");
+  *out_frame = 0;
+  if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
+  pool_slot *ps = NULL;
+  pthread_mutex_lock(&pool->mu);
+  pool->waiters++;
+  int status = wait_for_slot(op, pool, timeout_ms, ticket, &ps);
+  pool->waiters--;
+  bool done = finished(pool);
+  gpures_dma_buf_handle_desc frame = pool->frame;
+  gpures__borrow borrow = {slot_returned, ps, ps ? ps->buffer_id : 0};
+  if (ps) frame.fds[0] = ps->fd;
+  pthread_mutex_unlock(&pool->mu);
+  if (done) pool_free(pool);
+  if (status != GPURES_OK) return status;
+  status = gpures__create_borrowing(op, GPURES_KIND_DMA_BUF_HANDLE, &frame, options, &borrow,
+                                    out_frame);
+  if (status != GPURES_OK) { /* refused options: the slot goes back, no frame was handed out */
+    pthread_mutex_lock(&pool->mu);
+    pool->stats.acquired--;
+    pthread_mutex_unlock(&pool->mu);
+    slot_returned(ps, false);
+  }
+  return status;
+}
+
+int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket) {
+  if (!pool) return gpures__fail(pool_op("cancel"), GPURES_E_NULL_POINTER, "pool", "pool is null");
+  pthread_mutex_lock(&pool->mu);
+  pool->cancels[pool->next_cancel++ % CANCELS] = ticket;
+  pthread_cond_broadcast(&pool->freed);
+  pthread_mutex_unlock(&pool->mu);
+  return GPURES_OK;
+}
+
+int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) {
+  gpures__op op = pool_op("read the stats of");
+  if (!pool || !out) return gpures__fail(op, GPURES_E_NULL_POINTER, pool ? "out" : "pool", "%s is null", pool ? "out" : "pool");
+  uint32_t size = out->struct_size;
+  int status = gpures__check_struct_size(op, "structSize", size);
+  if (status != GPURES_OK) return status;
+  pthread_mutex_lock(&pool->mu);
+  gpures_pool_stats copy = pool->stats;
+  pthread_mutex_unlock(&pool->mu);
+  uint32_t n = size < sizeof copy ? size : (uint32_t)sizeof copy;
+  copy.struct_size = n;
+  memcpy(out, &copy, n);
+  return GPURES_OK;
+}
+
+int gpures_pool_close(gpures_pool *pool) {
+  if (!pool) return GPURES_OK; /* as free(NULL) */
+  pthread_mutex_lock(&pool->mu);
+  pool->closed = true;
+  for (uint32_t i = 0; i < pool->num_slots; i++) { /* free slots' memory goes now */
+    pool_slot *ps = &pool->slots[i];
+    if (!ps->busy && ps->fd >= 0) close(ps->fd), ps->fd = -1;
+  }
+  bool done = finished(pool);
+  pthread_cond_broadcast(&pool->freed);
+  pthread_mutex_unlock(&pool->mu);
+  if (done) pool_free(pool);
+  return GPURES_OK;
+}
+
+#else /* no memfds, no DmaBufHandle */
+
+static int unsupported(const char *verb) {
+  gpures__op op = {verb, GPURES_KIND_DMA_BUF_HANDLE};
+  return gpures__fail(op, GPURES_E_UNSUPPORTED_PLATFORM, "", "frame pools need Linux's memfds and dma-bufs");
+}
+int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool) {
+  (void)desc;
+  if (out_pool) *out_pool = NULL;
+  return unsupported("create a pool of");
+}
+int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+                        const gpures_create_options *options, gpures_handle *out_frame) {
+  (void)pool, (void)timeout_ms, (void)ticket, (void)options;
+  if (out_frame) *out_frame = 0;
+  return unsupported("acquire");
+}
+int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket) { (void)pool, (void)ticket; return unsupported("cancel"); }
+int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) { (void)pool, (void)out; return unsupported("read the stats of"); }
+int gpures_pool_close(gpures_pool *pool) { (void)pool; return GPURES_OK; }
+#endif

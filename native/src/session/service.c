@@ -1,0 +1,165 @@
+/*
+** service.c: the library's one background thread. It sleeps in poll() on
+** every sending session (releases come back there: a slot must come home
+** while the producer is busy elsewhere, not when it next calls in) and on
+** receiving sessions whose releases found the socket full. A session is
+** watched while it is registered here, and the thread holds a reference to
+** it while its fd is in the poll set, so the fd never closes under poll().
+**
+** The thread starts with the first session that needs it and ends when none
+** does, so a library with no sessions has no thread; the library's unload
+** stops it and waits for it, so it never runs code that is gone.
+*/
+#if !defined(_WIN32)
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+
+#define WATCH_MAX 1024u
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
+static gpures_session *watched[WATCH_MAX];
+static uint32_t num_watched;
+static uint64_t generation; /* bumped by every forget: the thread's set is then out of date */
+static uint64_t polled;     /* the generation of the set the thread polls now */
+static bool running, stopping;
+static pthread_t thread;
+static int wake_fds[2] = {-1, -1};
+
+void gpures__service_wake(void) {
+  if (wake_fds[1] >= 0) (void)!write(wake_fds[1], "", 1);
+}
+
+static void drain_wake(void) {
+  char buf[64];
+  while (read(wake_fds[0], buf, sizeof buf) > 0) {}
+}
+
+/* Copies the watch list, with a reference each, and what to poll each for. Locked. */
+static nfds_t snapshot(struct pollfd *fds, gpures_session **sessions) {
+  nfds_t n = 0;
+  for (uint32_t i = 0; i < num_watched; i++) {
+    gpures_session *s = watched[i];
+    pthread_mutex_lock(&s->mu);
+    short events = s->role == GPURES_SESSION_SEND ? POLLIN : s->num_pending ? POLLOUT : 0;
+    bool live = !s->closed && !s->ended;
+    pthread_mutex_unlock(&s->mu);
+    if (!events || !live) continue;
+    gpures__session_ref(s);
+    sessions[n] = s;
+    fds[n++] = (struct pollfd){s->fd, events, 0};
+  }
+  polled = generation;
+  return n;
+}
+
+static void serve(gpures_session *s, short revents) {
+  if (s->role == GPURES_SESSION_SEND) {
+    if (revents & (POLLIN | POLLHUP | POLLERR)) gpures__session_read_releases(s);
+    return;
+  }
+  pthread_mutex_lock(&s->mu);
+  gpures__session_flush(s);
+  if (revents & (POLLHUP | POLLERR)) s->ended = true;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void *run(void *arg) {
+  (void)arg;
+  static struct pollfd fds[WATCH_MAX + 1];
+  static gpures_session *sessions[WATCH_MAX];
+  pthread_mutex_lock(&mu);
+  while (!stopping && num_watched) {
+    nfds_t n = snapshot(fds + 1, sessions);
+    pthread_cond_broadcast(&idle); /* forgotten sessions are out of the set now */
+    pthread_mutex_unlock(&mu);
+    fds[0] = (struct pollfd){wake_fds[0], POLLIN, 0};
+    if (poll(fds, n + 1, -1) > 0) {
+      if (fds[0].revents) drain_wake();
+      for (nfds_t i = 0; i < n; i++)
+        if (fds[i + 1].revents) serve(sessions[i], fds[i + 1].revents);
+    }
+    for (nfds_t i = 0; i < n; i++) gpures__session_unref(sessions[i]);
+    pthread_mutex_lock(&mu);
+  }
+  running = false;
+  polled = generation;
+  pthread_cond_broadcast(&idle);
+  pthread_mutex_unlock(&mu);
+  return NULL;
+}
+
+static int start(gpures__op op) {
+  if (wake_fds[0] < 0) {
+    if (pipe(wake_fds) != 0) return gpures__os_fail(op, "", "pipe()", errno);
+    for (int i = 0; i < 2; i++) {
+      (void)fcntl(wake_fds[i], F_SETFD, FD_CLOEXEC);
+      (void)fcntl(wake_fds[i], F_SETFL, O_NONBLOCK);
+    }
+  }
+  if (running) return GPURES_OK;
+  if (thread) pthread_join(thread, NULL); /* the last one ended; reap it */
+  int err = pthread_create(&thread, NULL, run, NULL);
+  if (err) return thread = 0, gpures__os_fail(op, "", "pthread_create()", err);
+  running = true;
+  return GPURES_OK;
+}
+
+int gpures__service_watch(gpures__op op, gpures_session *s) {
+  pthread_mutex_lock(&mu);
+  /* A release racing close must not watch it again after close's forget: nothing would end that. */
+  pthread_mutex_lock(&s->mu);
+  bool closed = s->closed;
+  pthread_mutex_unlock(&s->mu);
+  if (closed) return pthread_mutex_unlock(&mu), GPURES_OK;
+  bool found = false;
+  for (uint32_t i = 0; i < num_watched && !found; i++) found = watched[i] == s;
+  int status = GPURES_OK;
+  if (!found && num_watched == WATCH_MAX)
+    status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
+                          "%u sessions are open, the most the service thread watches", WATCH_MAX);
+  if (status == GPURES_OK && !found) {
+    gpures__session_ref(s);
+    watched[num_watched++] = s;
+  }
+  if (status == GPURES_OK) status = start(op);
+  if (status != GPURES_OK && !found && num_watched && watched[num_watched - 1] == s) {
+    num_watched--;
+    gpures__session_unref(s);
+  }
+  pthread_mutex_unlock(&mu);
+  gpures__service_wake();
+  return status;
+}
+
+void gpures__service_forget(gpures_session *s) {
+  pthread_mutex_lock(&mu);
+  bool found = false;
+  for (uint32_t i = 0; i < num_watched; i++) {
+    if (watched[i] != s) continue;
+    watched[i] = watched[--num_watched];
+    found = true;
+    break;
+  }
+  uint64_t mine = ++generation;
+  gpures__service_wake();
+  /* Wait until the thread polls a set made after this: it no longer reads this session. */
+  while (running && polled < mine && pthread_self() != thread) pthread_cond_wait(&idle, &mu);
+  pthread_mutex_unlock(&mu);
+  if (found) gpures__session_unref(s);
+}
+
+__attribute__((destructor)) static void stop_service(void) {
+  pthread_mutex_lock(&mu);
+  stopping = true;
+  bool joinable = thread != 0;
+  pthread_mutex_unlock(&mu);
+  gpures__service_wake();
+  if (joinable) pthread_join(thread, NULL);
+}
+#endif

@@ -1,0 +1,81 @@
+/*
+** session.h: what the session sources share; not installed. POSIX only.
+**   session.c   open, close, the sender's and the receiver's bookkeeping
+**   frames.c    send and receive: buffers announced once, frames by id after
+**   service.c   the one background thread: reads the releases coming back
+**               to sending sessions, flushes releases a full socket held up
+*/
+#ifndef GPURES_SESSION_H
+#define GPURES_SESSION_H
+
+#include <pthread.h>
+
+#include "../channel/channel.h"
+
+/* A frame in flight: the sender's reference, held until the peer releases it. */
+typedef struct in_flight {
+  uint64_t serial;
+  uint64_t buffer;
+  gpures_handle frame;
+} in_flight;
+
+/* A buffer the peer announced: its handle owns the fds; frames borrow them. */
+typedef struct cached_buffer {
+  _Atomic uint32_t refs; /* the session's cache, and each live frame over it */
+  uint64_t peer_id;      /* the sender's buffer id */
+  uint64_t local_id;     /* ours, for gpures_buffer_id() */
+  gpures_handle owner;
+} cached_buffer;
+
+/* A release that found the socket full, sent when it has room. */
+typedef struct pending_release {
+  uint64_t buffer, serial;
+} pending_release;
+
+#define SESSION_MAX_BUFFERS 1024u   /* per session: more is a peer flooding announcements */
+#define SESSION_MAX_IN_FLIGHT 4096u /* frames sent and not released */
+#define SESSION_MAX_PENDING 4096u   /* releases waiting for room */
+#define SESSION_MAX_FORGOTTEN 256u
+
+struct gpures_session {
+  _Atomic uint32_t refs; /* the owner, the service thread's poll set, each received frame */
+  int fd;
+  uint32_t role;          /* GPURES_SESSION_SEND or _RECEIVE */
+  pthread_mutex_t mu;
+  bool closed;            /* gpures_session_close() ran: nothing more is sent */
+  bool ended;             /* the peer hung up */
+  gpures_session_stats stats;
+  uint64_t next_serial;
+  uint64_t *known; uint32_t num_known, cap_known;           /* SEND: buffers the peer has */
+  in_flight *flights; uint32_t num_flights, cap_flights;    /* SEND */
+  cached_buffer **cache; uint32_t num_cache, cap_cache;     /* RECEIVE */
+  pending_release *pending; uint32_t num_pending, cap_pending; /* RECEIVE */
+  uint64_t forgotten[SESSION_MAX_FORGOTTEN]; uint32_t num_forgotten; /* RECEIVE, local ids */
+};
+
+/* Grows an array to hold one more; false when it may not (max) or cannot (memory). */
+bool gpures__session_grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t max);
+void gpures__session_ref(gpures_session *s);
+/* Drops a reference; the last closes the fd and frees the session. */
+void gpures__session_unref(gpures_session *s);
+
+/* session.c: a RELEASE came back for (buffer, serial); false when none such is in flight. Locked. */
+bool gpures__session_take_flight(gpures_session *s, uint64_t buffer, uint64_t serial,
+                                 gpures_handle *out_frame);
+/* Lets every frame in flight go (the peer ended, or we close): their releases are not coming. */
+void gpures__session_drop_flights(gpures_session *s, bool retire);
+
+/* frames.c: tries to send the releases that waited for room; called with s->mu held. */
+void gpures__session_flush(gpures_session *s);
+/* frames.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
+void gpures__session_keep_held(gpures_session *s);
+/* frames.c: reads every message waiting on a sending session (the service thread). */
+void gpures__session_read_releases(gpures_session *s);
+
+/* service.c: start watching a session (a ref is taken), or look at it again (its wants changed). */
+int gpures__service_watch(gpures__op op, gpures_session *s);
+void gpures__service_wake(void);
+/* Stop watching; returns once the service thread no longer polls its fd. */
+void gpures__service_forget(gpures_session *s);
+
+#endif /* GPURES_SESSION_H */

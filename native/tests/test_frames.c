@@ -1,0 +1,1176 @@
+/*
+** test_frames.c: what a frame carries and where it goes (Linux).
+**
+** Frame metadata (gpures_meta_*): every group round-trips, each class of bad
+** value is refused naming its field, clones share it, NULL clears it.
+** Frame pools (gpures_pool_*): sealed memfd slots in the standard layout,
+** stable buffer ids, waits that time out, wake, get cancelled or end with
+** the pool, and memory that goes only when its last frame comes back.
+** Sessions (gpures_session_*) between two real processes: every byte and
+** every field of 200 frames arrives, fds cross once per buffer, a slow
+** consumer makes the producer wait, a consumer that exits or is killed
+** returns its slots, a producer that closes retires the slots still held.
+** Hostile peers: datagrams built by hand, refused and counted, the session
+** going on and no slot freed by a release that was never owed.
+*/
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "check.h"
+#include "fd_util.h"
+
+/* --------------------------------------------------------------- helpers */
+
+/* The session wire header (native/src/channel/channel.h's gpures__wire_header). */
+typedef struct wire_header {
+  uint32_t magic, abi, header_size, kind, desc_size, num_fds, type, meta_size;
+  uint64_t buffer, serial;
+} wire_header;
+_Static_assert(sizeof(wire_header) == 48, "the wire header has 48 bytes");
+#define WIRE_MAGIC 0x63727067u
+enum { MSG_HANDLE = 0, MSG_FRAME = 1, MSG_RELEASE = 2, MSG_FORGET = 3 };
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+static wire_header header_of(uint32_t type, uint64_t buffer, uint64_t serial) {
+  wire_header h;
+  memset(&h, 0, sizeof h);
+  h.magic = WIRE_MAGIC;
+  h.abi = gpures_abi_version();
+  h.header_size = sizeof h;
+  h.type = type;
+  h.buffer = buffer;
+  h.serial = serial;
+  return h;
+}
+
+/* A DmaBufHandle of an RGBA 32x32 frame over a memfd of 4096 bytes that allows sealing. */
+static gpures_handle rgba_frame(void) {
+  int fd = memfd_create("gpures-test-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
+  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
+  gpures_handle h = 0;
+  CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
+  close(fd);
+  return h;
+}
+
+static gpures_frame_meta meta_init(uint32_t flags) {
+  gpures_frame_meta m;
+  memset(&m, 0, sizeof m);
+  m.struct_size = sizeof m;
+  m.flags = flags;
+  return m;
+}
+
+static gpures_pool_desc nv12_pool_desc(uint32_t slots) {
+  gpures_pool_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.format = GPURES_PF_NV12;
+  d.width = 640;
+  d.height = 360;
+  d.slots = slots;
+  return d;
+}
+
+static gpures_pool *nv12_pool(uint32_t slots) {
+  gpures_pool_desc d = nv12_pool_desc(slots);
+  gpures_pool *p = NULL;
+  CHECK_OK(gpures_pool_create(&d, &p));
+  return p;
+}
+
+static gpures_pool_stats pool_stats(gpures_pool *p) {
+  gpures_pool_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  CHECK_OK(gpures_pool_stats_get(p, &s));
+  return s;
+}
+
+static gpures_session_stats session_stats(gpures_session *s) {
+  gpures_session_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_OK(gpures_session_stats_get(s, &st));
+  return st;
+}
+
+static uint64_t buffer_id(gpures_handle h) {
+  uint64_t id = 0;
+  CHECK_OK(gpures_buffer_id(h, &id));
+  return id;
+}
+
+/* Waits up to `ms` for *value (read through `read`) to reach `want`; true when it did. */
+#define EVENTUALLY(expr, ms)                                     \
+  ({                                                             \
+    double until_ = now_ms() + (ms);                             \
+    bool ok_ = false;                                            \
+    while (!(ok_ = (expr)) && now_ms() < until_) sleep_ms(1);    \
+    ok_;                                                         \
+  })
+
+/* Frame `n`'s bytes: a pattern of its own, and in the last 8 bytes an FNV-1a checksum of the rest. */
+static uint8_t pattern_byte(uint32_t n, uint64_t k) {
+  return (uint8_t)(n * 131u + k * 7u + (k >> 9));
+}
+static uint64_t fnv1a(const uint8_t *p, uint64_t size) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t k = 0; k < size; k++) h = (h ^ p[k]) * 1099511628211ull;
+  return h;
+}
+static void fill_frame(uint8_t *p, uint64_t size, uint32_t n) {
+  for (uint64_t k = 0; k < size - 8; k++) p[k] = pattern_byte(n, k);
+  uint64_t sum = fnv1a(p, size - 8);
+  memcpy(p + size - 8, &sum, 8);
+}
+static bool frame_intact(const uint8_t *p, uint64_t size, uint32_t n) {
+  for (uint64_t k = 0; k < size - 8; k++)
+    if (p[k] != pattern_byte(n, k)) return false;
+  uint64_t sum;
+  memcpy(&sum, p + size - 8, 8);
+  return sum == fnv1a(p, size - 8);
+}
+
+/* Maps the frame, fills it as frame `n`, unmaps. */
+static void write_frame(gpures_handle h, uint32_t n) {
+  void *p = NULL;
+  uint64_t size = 0;
+  if (!CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ | GPURES_MAP_WRITE, &p, &size))) return;
+  fill_frame(p, size, n);
+  CHECK_OK(gpures_unmap(p));
+}
+
+static bool read_frame(gpures_handle h, uint32_t n) {
+  void *p = NULL;
+  uint64_t size = 0;
+  if (!CHECK_OK(gpures_map(h, 0, GPURES_MAP_READ, &p, &size))) return false;
+  bool ok = frame_intact(p, size, n);
+  CHECK_OK(gpures_unmap(p));
+  return ok;
+}
+
+/* ----------------------------------------------------------------- meta */
+
+static void every_metadata_group_round_trips(void) {
+  gpures_handle h = rgba_frame();
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_TIMING |
+                                  GPURES_META_HAS_VISIBLE | GPURES_META_HAS_COLOR |
+                                  GPURES_META_HAS_MASTERING | GPURES_META_HAS_CONTENT_LIGHT |
+                                  GPURES_META_HAS_USER_DATA);
+  m.sequence = 9007199254740991LL;
+  m.pts = -9007199254740991LL;
+  m.duration = 1000;
+  m.timebase_num = 1;
+  m.timebase_den = 1000000;
+  m.visible = (gpures_rect){2, 4, 30, 28};
+  m.primaries = 9;  /* bt2020 */
+  m.transfer = 16;  /* pq */
+  m.matrix = 9;     /* bt2020-ncl */
+  m.full_range = 1;
+  m.mastering = (gpures_mastering_display){35400, 14600, 8500, 39850, 6550, 2300,
+                                           15635, 16450, 10000000, 50};
+  m.content_light = (gpures_content_light){1000, 400};
+  for (int i = 0; i < 16; i++) m.user_data[i] = (uint8_t)(0xa0 + i);
+  CHECK_OK(gpures_meta_set(h, &m));
+  gpures_frame_meta got = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &got));
+  CHECK_EQ(got.struct_size, sizeof got);
+  CHECK(memcmp(&got, &m, sizeof m) == 0);
+
+  /* matrix 0 (rgb) and the limited range are values too, not absence. */
+  gpures_frame_meta rgb = meta_init(GPURES_META_HAS_COLOR);
+  rgb.primaries = 1, rgb.transfer = 13, rgb.matrix = 0, rgb.full_range = 0;
+  CHECK_OK(gpures_meta_set(h, &rgb));
+  CHECK_OK(gpures_meta_get(h, &got));
+  CHECK_EQ(got.flags, GPURES_META_HAS_COLOR);
+  CHECK_EQ(got.primaries, 1);
+  CHECK_EQ(got.transfer, 13);
+  CHECK_EQ(got.sequence, 0); /* absent groups read as zeros */
+  CHECK_OK(gpures_release(h));
+}
+
+static void an_absent_group_reads_as_zeros_whatever_was_written_in_it(void) {
+  gpures_handle h = rgba_frame();
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE);
+  m.sequence = 5;
+  m.visible = (gpures_rect){100, 100, 1000, 1000}; /* out of the frame, but not present */
+  m.timebase_num = 0;
+  m.duration = -4;
+  CHECK_OK(gpures_meta_set(h, &m));
+  gpures_frame_meta got = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &got));
+  CHECK_EQ(got.sequence, 5);
+  CHECK_EQ(got.visible.x, 0);
+  CHECK_EQ(got.duration, 0);
+  CHECK_OK(gpures_release(h));
+}
+
+/* Sets m on a fresh frame: it must fail with INVALID_VALUE naming `field`, and store nothing. */
+static void refused_naming(gpures_frame_meta m, const char *field, int line) {
+  gpures_handle h = rgba_frame();
+  gpures_frame_meta before = meta_init(GPURES_META_HAS_SEQUENCE);
+  before.sequence = 77;
+  CHECK_OK(gpures_meta_set(h, &before));
+  if (!CHECK_FAILS(GPURES_E_INVALID_VALUE, field, gpures_meta_set(h, &m)))
+    fprintf(stderr, "    (case at line %d)\n", line);
+  gpures_frame_meta got = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &got));
+  CHECK_EQ(got.sequence, 77); /* the refused metadata did not replace what was there */
+  CHECK_OK(gpures_release(h));
+}
+#define REFUSED(m, field) refused_naming((m), (field), __LINE__)
+
+static void bad_metadata_is_refused_naming_its_field(void) {
+  gpures_frame_meta m;
+  /* The visible rectangle lies within the frame's 32x32. */
+  m = meta_init(GPURES_META_HAS_VISIBLE), m.visible = (gpures_rect){16, 0, 17, 8};
+  REFUSED(m, "visible.width");
+  m = meta_init(GPURES_META_HAS_VISIBLE), m.visible = (gpures_rect){0, 30, 8, 3};
+  REFUSED(m, "visible.height");
+  m = meta_init(GPURES_META_HAS_VISIBLE), m.visible = (gpures_rect){0xffffffffu, 0, 2, 2};
+  REFUSED(m, "visible.width");
+  m = meta_init(GPURES_META_HAS_VISIBLE), m.visible = (gpures_rect){0, 0, 0, 4};
+  REFUSED(m, "visible.width");
+  /* Timing. */
+  m = meta_init(GPURES_META_HAS_TIMING), m.timebase_num = 0, m.timebase_den = 90000;
+  REFUSED(m, "timing.timebaseNum");
+  m = meta_init(GPURES_META_HAS_TIMING), m.timebase_num = 1, m.timebase_den = 0;
+  REFUSED(m, "timing.timebaseDen");
+  m = meta_init(GPURES_META_HAS_TIMING), m.timebase_num = 1, m.timebase_den = 90000, m.duration = -1;
+  REFUSED(m, "timing.duration");
+  m = meta_init(GPURES_META_HAS_TIMING), m.timebase_num = 1, m.timebase_den = 1;
+  m.pts = 9007199254740992LL;
+  REFUSED(m, "timing.pts");
+  /* Colour by H.273 codes: 3 is reserved, 0 is no primaries. */
+  m = meta_init(GPURES_META_HAS_COLOR), m.primaries = 3, m.transfer = 1, m.matrix = 1;
+  REFUSED(m, "color.primaries");
+  m = meta_init(GPURES_META_HAS_COLOR), m.primaries = 0, m.transfer = 1, m.matrix = 1;
+  REFUSED(m, "color.primaries");
+  m = meta_init(GPURES_META_HAS_COLOR), m.primaries = 1, m.transfer = 99, m.matrix = 1;
+  REFUSED(m, "color.transfer");
+  m = meta_init(GPURES_META_HAS_COLOR), m.primaries = 1, m.transfer = 1, m.matrix = 3;
+  REFUSED(m, "color.matrix");
+  /* Mastering display. */
+  gpures_mastering_display good = {35400, 14600, 8500, 39850, 6550, 2300, 15635, 16450, 10000000, 50};
+  m = meta_init(GPURES_META_HAS_MASTERING), m.mastering = good, m.mastering.green_y = 50001;
+  REFUSED(m, "mastering.greenY");
+  m = meta_init(GPURES_META_HAS_MASTERING), m.mastering = good, m.mastering.white_x = 0xffffffffu;
+  REFUSED(m, "mastering.whiteX");
+  m = meta_init(GPURES_META_HAS_MASTERING), m.mastering = good;
+  m.mastering.min_luminance = m.mastering.max_luminance;
+  REFUSED(m, "mastering.minLuminance");
+  m = meta_init(GPURES_META_HAS_MASTERING), m.mastering = good, m.mastering.max_luminance = 0;
+  m.mastering.min_luminance = 0;
+  REFUSED(m, "mastering.maxLuminance");
+  /* Content light. */
+  m = meta_init(GPURES_META_HAS_CONTENT_LIGHT), m.content_light = (gpures_content_light){400, 401};
+  REFUSED(m, "contentLight.maxFall");
+  m = meta_init(GPURES_META_HAS_CONTENT_LIGHT), m.content_light = (gpures_content_light){65536, 0};
+  REFUSED(m, "contentLight.maxCll");
+  /* Sequence: within +-(2^53 - 1), and not negative. */
+  m = meta_init(GPURES_META_HAS_SEQUENCE), m.sequence = 9007199254740992LL;
+  REFUSED(m, "sequence");
+  m = meta_init(GPURES_META_HAS_SEQUENCE), m.sequence = -9007199254740992LL;
+  REFUSED(m, "sequence");
+  m = meta_init(GPURES_META_HAS_SEQUENCE), m.sequence = -1;
+  REFUSED(m, "sequence");
+  /* Flags the library does not know. */
+  m = meta_init(1u << 7);
+  REFUSED(m, "flags");
+  m = meta_init(GPURES_META_HAS_SEQUENCE | 0x80000000u);
+  REFUSED(m, "flags");
+}
+
+static void metadata_is_shared_by_clones_and_cleared_by_null(void) {
+  gpures_handle h = rgba_frame();
+  CHECK_OK(gpures_clone(h));
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_USER_DATA);
+  m.sequence = 42;
+  m.user_data[15] = 0x5a;
+  CHECK_OK(gpures_meta_set(h, &m));
+  gpures_frame_meta got = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &got)); /* the clone is the same value: read through either */
+  CHECK_EQ(got.sequence, 42);
+  CHECK_EQ(got.user_data[15], 0x5a);
+  CHECK_OK(gpures_meta_set(h, NULL));
+  CHECK_OK(gpures_meta_get(h, &got));
+  CHECK_EQ(got.flags, 0);
+  CHECK_EQ(got.sequence, 0);
+  CHECK_OK(gpures_release(h));
+  CHECK_OK(gpures_meta_get(h, &got)); /* still one reference */
+  CHECK_OK(gpures_release(h));
+  CHECK_STATUS(GPURES_E_STALE, gpures_meta_get(h, &got));
+  CHECK_STATUS(GPURES_E_STALE, gpures_meta_set(h, &m));
+}
+
+static void metadata_fields_are_listed_as_rows(void) {
+  uint32_t n = 0;
+  const gpures_field_info *rows = gpures_meta_fields(&n);
+  CHECK(rows != NULL);
+  CHECK(n >= 20);
+  bool seen_sequence = false, seen_primaries = false;
+  for (uint32_t i = 0; i < n; i++) {
+    if (strcmp(rows[i].path, "sequence") == 0) seen_sequence = rows[i].type == GPURES_FIELD_I64;
+    if (strcmp(rows[i].path, "color.primaries") == 0) seen_primaries = rows[i].type == GPURES_FIELD_ENUM;
+  }
+  CHECK(seen_sequence);
+  CHECK(seen_primaries);
+}
+
+/* ----------------------------------------------------------------- pool */
+
+static void a_pool_frame_is_a_sealed_memfd_in_the_standard_layout(void) {
+  gpures_pool *p = nv12_pool(3);
+  gpures_plane_layout planes[4];
+  uint64_t size = 0;
+  CHECK_OK(gpures_pixel_format_layout(GPURES_PF_NV12, 640, 360, 64, planes, &size));
+  gpures_handle f = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  uint32_t kind = 0;
+  CHECK_OK(gpures_kind(f, &kind));
+  CHECK_EQ(kind, GPURES_KIND_DMA_BUF_HANDLE);
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  CHECK_OK(gpures_dma_buf_handle_describe(f, &d));
+  CHECK_EQ(d.num_fds, 1);
+  CHECK_EQ(d.fourcc, FOURCC('N', 'V', '1', '2'));
+  CHECK_EQ(d.width, 640);
+  CHECK_EQ(d.height, 360);
+  CHECK_EQ(d.num_planes, 2);
+  for (uint32_t i = 0; i < 2; i++) {
+    CHECK_EQ(d.planes[i].object_index, 0);
+    CHECK_EQ(d.planes[i].offset, planes[i].offset);
+    CHECK_EQ(d.planes[i].stride, planes[i].stride);
+  }
+  int fd = -1;
+  CHECK_OK(gpures_dup_fd(f, 0, &fd));
+  int seals = fcntl(fd, F_GET_SEALS);
+  CHECK(seals >= 0);
+  CHECK_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+           F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  struct stat st;
+  CHECK(fstat(fd, &st) == 0 && (uint64_t)st.st_size == size);
+  CHECK(ftruncate(fd, 16) != 0); /* nobody may shrink it */
+  close(fd);
+  gpures_pool_stats s = pool_stats(p);
+  CHECK_EQ(s.buffer_size, size);
+  CHECK_EQ(s.slots, 3);
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void buffer_ids_are_stable_per_slot_and_distinct_across_slots(void) {
+  gpures_pool *p = nv12_pool(3);
+  gpures_handle f[3];
+  uint64_t ids[3];
+  for (int i = 0; i < 3; i++) {
+    CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f[i]));
+    ids[i] = buffer_id(f[i]);
+    CHECK(ids[i] != 0);
+  }
+  CHECK(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
+  for (int round = 0; round < 10; round++) { /* the slot given back comes out again, same id */
+    CHECK_OK(gpures_release(f[1]));
+    CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f[1]));
+    CHECK_EQ(buffer_id(f[1]), ids[1]);
+  }
+  gpures_handle clone = f[0];
+  CHECK_OK(gpures_clone(clone));
+  CHECK_EQ(buffer_id(clone), ids[0]);
+  CHECK_OK(gpures_release(clone));
+  gpures_handle plain = rgba_frame(); /* a handle of no pool has none */
+  CHECK_EQ(buffer_id(plain), 0);
+  CHECK_OK(gpures_release(plain));
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_release(f[i]));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void an_acquire_with_no_free_slot_times_out_after_its_timeout(void) {
+  gpures_pool *p = nv12_pool(3);
+  gpures_handle f[3], extra = 0;
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f[i]));
+  double t0 = now_ms();
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_pool_acquire(p, 0, 0, NULL, &extra));
+  CHECK(now_ms() - t0 < 20);
+  CHECK_EQ(extra, 0);
+  t0 = now_ms();
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_pool_acquire(p, 50, 0, NULL, &extra));
+  double waited = now_ms() - t0;
+  CHECK(waited >= 49 && waited < 500);
+  gpures_pool_stats s = pool_stats(p);
+  CHECK_EQ(s.timeouts, 2);
+  CHECK_EQ(s.waits, 1); /* the 0 ms one gave up without waiting */
+  CHECK_EQ(s.in_use, 3);
+  CHECK_EQ(s.acquired, 3);
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_release(f[i]));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void a_released_frame_returns_its_slot(void) {
+  gpures_pool *p = nv12_pool(3);
+  gpures_handle a = 0, b = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &a));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &b));
+  CHECK_EQ(pool_stats(p).in_use, 2);
+  CHECK_OK(gpures_clone(a)); /* a clone holds the slot too */
+  CHECK_OK(gpures_release(a));
+  CHECK_EQ(pool_stats(p).in_use, 2);
+  CHECK_OK(gpures_release(a));
+  gpures_pool_stats s = pool_stats(p);
+  CHECK_EQ(s.in_use, 1);
+  CHECK_EQ(s.high_water, 2);
+  CHECK_EQ(s.acquired, 2);
+  CHECK_OK(gpures_release(b));
+  s = pool_stats(p);
+  CHECK_EQ(s.in_use, 0);
+  CHECK_EQ(s.high_water, 2);
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &a));
+  CHECK_EQ(pool_stats(p).acquired, 3);
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+typedef struct waiter {
+  gpures_pool *pool;
+  int32_t timeout_ms;
+  uint32_t ticket;
+  int status;
+  gpures_handle frame;
+  atomic_bool done;
+} waiter;
+
+static void *wait_for_frame(void *arg) {
+  waiter *w = arg;
+  w->status = gpures_pool_acquire(w->pool, w->timeout_ms, w->ticket, NULL, &w->frame);
+  atomic_store(&w->done, true);
+  return NULL;
+}
+
+static void start_waiter(pthread_t *t, waiter *w, gpures_pool *p, int32_t timeout_ms,
+                         uint32_t ticket) {
+  memset(w, 0, sizeof *w);
+  w->pool = p, w->timeout_ms = timeout_ms, w->ticket = ticket;
+  pthread_create(t, NULL, wait_for_frame, w);
+  sleep_ms(30);
+  CHECK(!atomic_load(&w->done)); /* it waits */
+}
+
+static void an_acquire_on_another_thread_wakes_when_a_frame_is_released(void) {
+  gpures_pool *p = nv12_pool(3);
+  gpures_handle f[3];
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f[i]));
+  uint64_t id = buffer_id(f[2]);
+  pthread_t t;
+  waiter w;
+  start_waiter(&t, &w, p, -1, 0);
+  CHECK_OK(gpures_release(f[2]));
+  pthread_join(t, NULL);
+  CHECK_OK(w.status);
+  CHECK_EQ(buffer_id(w.frame), id);
+  CHECK_EQ(pool_stats(p).waits, 1);
+  CHECK_OK(gpures_release(w.frame));
+  CHECK_OK(gpures_release(f[0]));
+  CHECK_OK(gpures_release(f[1]));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void a_cancel_ends_the_wait_of_its_ticket_even_before_it_begins(void) {
+  gpures_pool *p = nv12_pool(1);
+  gpures_handle f = 0, g = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  pthread_t t;
+  waiter w;
+  start_waiter(&t, &w, p, -1, 7);
+  CHECK_OK(gpures_pool_cancel(p, 8)); /* another ticket's cancel wakes nobody for good */
+  sleep_ms(20);
+  CHECK(!atomic_load(&w.done));
+  CHECK_OK(gpures_pool_cancel(p, 7));
+  pthread_join(t, NULL);
+  CHECK_STATUS(GPURES_E_CANCELLED, w.status);
+  CHECK_EQ(w.frame, 0);
+  /* A cancel that comes first ends the wait when it begins. */
+  CHECK_OK(gpures_pool_cancel(p, 9));
+  double t0 = now_ms();
+  CHECK_STATUS(GPURES_E_CANCELLED, gpures_pool_acquire(p, 1000, 9, NULL, &g));
+  CHECK(now_ms() - t0 < 500);
+  /* ... once: the same ticket waits again afterwards. */
+  CHECK_STATUS(GPURES_E_TIMED_OUT, gpures_pool_acquire(p, 10, 9, NULL, &g));
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void closing_a_pool_ends_waits_and_keeps_held_frames_readable(void) {
+  int base = count_open_fds();
+  gpures_pool *p = nv12_pool(3);
+  CHECK_EQ(count_open_fds(), base + 3);
+  gpures_handle f = 0, g = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &g));
+  write_frame(f, 3);
+  gpures_handle h = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &h));
+  pthread_t t;
+  waiter w;
+  start_waiter(&t, &w, p, -1, 0);
+  CHECK_OK(gpures_pool_close(p)); /* the waiter ends with STALE; the pool lives on for f, g, h */
+  pthread_join(t, NULL);
+  CHECK_STATUS(GPURES_E_STALE, w.status);
+  CHECK_OK(gpures_release(h));
+  CHECK_EQ(count_open_fds(), base + 2); /* a slot that comes back after close goes */
+  gpures_handle more = 0;
+  CHECK_FAILS(GPURES_E_STALE, "pool", gpures_pool_acquire(p, 0, 0, NULL, &more));
+  CHECK(read_frame(f, 3));
+  CHECK_OK(gpures_release(g));
+  void *ptr = NULL;
+  uint64_t size = 0;
+  CHECK_OK(gpures_map(f, 0, GPURES_MAP_READ, &ptr, &size));
+  CHECK_OK(gpures_release(f)); /* the last frame: its memory and the pool go */
+  CHECK_EQ(count_open_fds(), base);
+  CHECK(frame_intact(ptr, size, 3)); /* a mapping outlives its handle */
+  CHECK_OK(gpures_unmap(ptr));
+}
+
+static void closing_an_idle_pool_frees_every_slot_at_once(void) {
+  int base = count_open_fds();
+  gpures_pool *p = nv12_pool(4);
+  gpures_handle f = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_pool_close(p));
+  CHECK_EQ(count_open_fds(), base);
+  CHECK_OK(gpures_pool_close(NULL));
+}
+
+static void bad_pool_descriptors_are_refused_naming_the_field(void) {
+  gpures_pool *p = (gpures_pool *)1;
+  gpures_pool_desc d;
+  d = nv12_pool_desc(0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "slots", gpures_pool_create(&d, &p));
+  CHECK(p == NULL);
+  d = nv12_pool_desc(GPURES_POOL_MAX_SLOTS + 1);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "slots", gpures_pool_create(&d, &p));
+  uint32_t count = 0, no_fourcc = 0;
+  const gpures_pixel_format_info *table = gpures_pixel_format_table(&count);
+  for (uint32_t i = 0; i < count && !no_fourcc; i++)
+    if (!table[i].drm_fourcc) no_fourcc = table[i].id;
+  CHECK(no_fourcc != 0);
+  d = nv12_pool_desc(3), d.format = no_fourcc;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "format", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.format = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "format", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.width = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "width", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.height = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "height", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.row_align = 3;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "rowAlign", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.flags = 1;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_pool_create(&d, &p));
+  d = nv12_pool_desc(3), d.struct_size = 0;
+  CHECK_STATUS(GPURES_E_ABI_MISMATCH, gpures_pool_create(&d, &p));
+  CHECK(p == NULL);
+  /* TAKE_OWNERSHIP means nothing for a pool's frame: refused. */
+  gpures_pool *q = nv12_pool(1);
+  gpures_create_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.flags = GPURES_CREATE_TAKE_OWNERSHIP;
+  gpures_handle f = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "options.flags", gpures_pool_acquire(q, 0, 0, &o, &f));
+  gpures_pool_stats s = pool_stats(q);
+  CHECK_EQ(s.in_use, 0); /* the slot came back */
+  CHECK_EQ(s.acquired, 0); /* and no frame was handed out */
+  CHECK_OK(gpures_pool_acquire(q, 0, 0, NULL, &f));
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_pool_close(q));
+}
+
+/* ------------------------------------------------ sessions, two processes */
+
+typedef struct consumer_plan {
+  uint32_t frames;    /* to receive and check */
+  int delay_ms;       /* slow: sleep this long holding each frame */
+  uint32_t hold;      /* keep this many frames (the last ones) instead of releasing */
+  int signal_fd;      /* after receiving: write a byte here, then read one before exiting */
+  bool kill_self;     /* end by SIGKILL while holding */
+} consumer_plan;
+
+/* The consumer process: receives, checks every byte and field, releases; exit status 0 when all held. */
+static void consumer(int fd, consumer_plan plan) {
+  int failures_before = atomic_load(&check_failures);
+  gpures_session *s = NULL;
+  if (!CHECK_OK(gpures_session_open(fd, GPURES_SESSION_RECEIVE, &s))) _exit(2);
+  uint64_t ids[8] = {0};
+  uint32_t num_ids = 0;
+  gpures_handle held[8];
+  uint32_t seqs[8], num_held = 0;
+  for (uint32_t i = 0; i < plan.frames; i++) {
+    gpures_handle f = 0;
+    if (!CHECK_OK(gpures_session_receive(s, 0, &f))) break;
+    gpures_frame_meta m = meta_init(0);
+    CHECK_OK(gpures_meta_get(f, &m));
+    CHECK_EQ(m.flags, GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_TIMING | GPURES_META_HAS_USER_DATA);
+    CHECK_EQ(m.sequence, i);
+    CHECK_EQ(m.pts, (int64_t)i * 1000);
+    CHECK_EQ(m.timebase_den, 1000000);
+    CHECK_EQ(m.user_data[0], (uint8_t)i);
+    if (!CHECK(read_frame(f, i))) fprintf(stderr, "    frame %u arrived damaged\n", i);
+    uint64_t id = buffer_id(f);
+    bool known = false;
+    for (uint32_t k = 0; k < num_ids; k++) known |= ids[k] == id;
+    if (!known && CHECK(num_ids < 3)) ids[num_ids++] = id;
+    if (plan.delay_ms) sleep_ms(plan.delay_ms);
+    if (i + plan.hold >= plan.frames) held[num_held] = f, seqs[num_held++] = i;
+    else CHECK_OK(gpures_release(f));
+  }
+  gpures_session_stats st = session_stats(s);
+  CHECK_EQ(st.frames, plan.frames);
+  CHECK_EQ(st.buffers, num_ids);
+  CHECK_EQ(st.announced, num_ids);
+  CHECK_EQ(st.refused, 0);
+  if (plan.signal_fd >= 0) {
+    char c = 1;
+    CHECK(write(plan.signal_fd, &c, 1) == 1);
+    CHECK(read(plan.signal_fd, &c, 1) == 1);
+    for (uint32_t k = 0; k < num_held; k++) /* nobody wrote over what this process holds */
+      if (!CHECK(read_frame(held[k], seqs[k]))) fprintf(stderr, "    held frame %u was overwritten\n", seqs[k]);
+  }
+  if (plan.kill_self) raise(SIGKILL);
+  _exit(atomic_load(&check_failures) != failures_before ? 1 : 0);
+}
+
+static pid_t start_consumer(int pair[2], consumer_plan plan) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pair[0]);
+    consumer(pair[1], plan);
+  }
+  close(pair[1]);
+  return pid;
+}
+
+static int wait_child(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+/* Acquires (waiting), fills as frame n with its metadata, sends, lets go of this side's reference. */
+static uint64_t produce(gpures_pool *p, gpures_session *s, uint32_t n) {
+  gpures_handle f = 0;
+  if (!CHECK_OK(gpures_pool_acquire(p, 5000, 0, NULL, &f))) return 0;
+  write_frame(f, n);
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_TIMING |
+                                  GPURES_META_HAS_USER_DATA);
+  m.sequence = n;
+  m.pts = (int64_t)n * 1000;
+  m.duration = 1000;
+  m.timebase_num = 1, m.timebase_den = 1000000;
+  m.user_data[0] = (uint8_t)n;
+  CHECK_OK(gpures_meta_set(f, &m));
+  uint32_t sent = 0;
+  CHECK_OK(gpures_session_send(s, f, 0, &sent));
+  CHECK_EQ(sent, 1);
+  uint64_t id = buffer_id(f);
+  CHECK_OK(gpures_release(f));
+  return id;
+}
+
+static void stream(consumer_plan plan, uint32_t frames, bool expect_waits) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_pool *p = nv12_pool(3);
+  pid_t pid = start_consumer(pair, plan);
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+  for (uint32_t i = 0; i < frames; i++) produce(p, s, i);
+  CHECK_EQ(wait_child(pid), 0);
+  gpures_session_stats st = session_stats(s);
+  CHECK_EQ(st.frames, frames);
+  CHECK_EQ(st.announced, 3);
+  CHECK(EVENTUALLY(pool_stats(p).in_use == 0, 2000));
+  st = session_stats(s);
+  CHECK_EQ(st.in_flight, 0);
+  CHECK_EQ(st.refused, 0);
+  gpures_pool_stats ps = pool_stats(p);
+  CHECK_EQ(ps.acquired, frames);
+  CHECK(ps.high_water <= 3);
+  if (expect_waits) CHECK(ps.waits > 0);
+  CHECK_OK(gpures_session_close(s));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void two_hundred_frames_cross_with_every_byte_and_field(void) {
+  /* The service thread's wake pipe is made once, by the first sending session, and stays. */
+  int warm[2];
+  gpures_session *first = NULL;
+  CHECK_OK(gpures_channel_pair(warm));
+  CHECK_OK(gpures_session_open(warm[0], GPURES_SESSION_SEND, &first));
+  CHECK_OK(gpures_session_close(first));
+  gpures_channel_close(warm[1]);
+  int base = count_open_fds();
+  consumer_plan plan = {200, 0, 0, -1, false};
+  stream(plan, 200, false);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+static void a_slow_consumer_makes_the_producer_wait_instead_of_overwrite(void) {
+  consumer_plan plan = {60, 3, 0, -1, false};
+  stream(plan, 60, true);
+}
+
+/* A consumer that ends while holding every slot: they come back within a second. */
+static void consumer_ends_holding_frames(bool killed) {
+  int pair[2], sync[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) == 0);
+  gpures_pool *p = nv12_pool(3);
+  consumer_plan plan = {3, 0, 3, sync[1], killed};
+  pid_t pid = start_consumer(pair, plan);
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+  for (uint32_t i = 0; i < 3; i++) produce(p, s, i);
+  char c;
+  CHECK(read(sync[0], &c, 1) == 1); /* it holds all three */
+  gpures_handle f[3] = {0};
+  CHECK_STATUS(GPURES_E_TIMED_OUT, gpures_pool_acquire(p, 0, 0, NULL, &f[0]));
+  CHECK_EQ(session_stats(s).in_flight, 3);
+  CHECK(write(sync[0], &c, 1) == 1);
+  int status = wait_child(pid);
+  if (killed) CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  else CHECK_EQ(status, 0);
+  double t0 = now_ms();
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_pool_acquire(p, 1000, 0, NULL, &f[i]));
+  CHECK(now_ms() - t0 < 1000);
+  gpures_session_stats st = session_stats(s);
+  CHECK_EQ(st.in_flight, 0);
+  uint32_t sent = 0;
+  CHECK_STATUS(GPURES_E_STALE, gpures_session_send(s, f[0], 0, &sent));
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_release(f[i]));
+  CHECK_OK(gpures_session_close(s));
+  CHECK_OK(gpures_pool_close(p));
+  close(sync[0]), close(sync[1]);
+}
+
+static void a_consumer_that_exits_holding_frames_returns_every_slot(void) {
+  consumer_ends_holding_frames(false);
+}
+
+static void a_consumer_killed_holding_frames_returns_every_slot(void) {
+  consumer_ends_holding_frames(true);
+}
+
+static void a_producer_that_closes_retires_the_slots_the_consumer_holds(void) {
+  for (int round = 0; round < 5; round++) { /* the close races the service thread: try it a few times */
+    int pair[2], sync[2];
+    CHECK_OK(gpures_channel_pair(pair));
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) == 0);
+    gpures_pool *p = nv12_pool(3);
+    consumer_plan plan = {3, 0, 3, sync[1], false};
+    pid_t pid = start_consumer(pair, plan);
+    gpures_session *s = NULL;
+    CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+    uint64_t old[3];
+    for (uint32_t i = 0; i < 3; i++) old[i] = produce(p, s, i);
+    char c;
+    CHECK(read(sync[0], &c, 1) == 1);
+    CHECK_OK(gpures_session_close(s));
+    gpures_handle f[3] = {0};
+    for (int i = 0; i < 3; i++) {
+      if (!CHECK_OK(gpures_pool_acquire(p, 1000, 0, NULL, &f[i]))) continue;
+      uint64_t id = buffer_id(f[i]);
+      for (int k = 0; k < 3; k++) CHECK(id != old[k]);
+      write_frame(f[i], 100 + i); /* the consumer's held frames must not see this */
+    }
+    CHECK(write(sync[0], &c, 1) == 1);
+    CHECK_EQ(wait_child(pid), 0);
+    for (int i = 0; i < 3; i++) gpures_release(f[i]);
+    CHECK_OK(gpures_pool_close(p));
+    close(sync[0]), close(sync[1]);
+  }
+}
+
+/* --------------------------------------------------------- hostile peers */
+
+/* A memfd of 4096 bytes, sealed as a pool's, and the wire form of an RGBA frame over it. */
+static int announce(int sock, uint64_t buffer, uint64_t serial) {
+  int fd = memfd_create("gpures-test-hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+  struct {
+    wire_header h;
+    gpures_dma_buf_handle_desc d;
+  } msg;
+  memset(&msg, 0, sizeof msg);
+  msg.h = header_of(MSG_FRAME, buffer, serial);
+  msg.h.kind = GPURES_KIND_DMA_BUF_HANDLE;
+  msg.h.desc_size = sizeof msg.d;
+  msg.h.num_fds = 1;
+  msg.d = gpures_fixture_dma_buf_handle_rgba(0);
+  msg.d.fds[0] = 0;
+  for (int i = 1; i < 4; i++) msg.d.fds[i] = -1;
+  ssize_t n = send_with_fds(sock, &msg, sizeof msg, &fd, 1, 0);
+  close(fd);
+  return n == (ssize_t)sizeof msg ? 0 : -1;
+}
+
+/* Sends one header, waiting for room (channel fds are nonblocking). */
+static int send_header(int sock, wire_header h) {
+  for (;;) {
+    if (send(sock, &h, sizeof h, 0) == (ssize_t)sizeof h) return 0;
+    struct pollfd pfd = {sock, POLLOUT, 0};
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || poll(&pfd, 1, 5000) != 1) return -1;
+  }
+}
+
+static void a_receiving_session_refuses_what_a_hostile_sender_makes_up(void) {
+  int pair[2];
+  int base = count_open_fds();
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[1], GPURES_SESSION_RECEIVE, &s));
+  gpures_handle f = 0, g = 0;
+  /* A frame of a buffer never announced. */
+  CHECK(send_header(pair[0], header_of(MSG_FRAME, 99, 1)) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "buffer", gpures_session_receive(s, 0, &f));
+  CHECK_EQ(f, 0);
+  CHECK_EQ(session_stats(s).refused, 1);
+  /* The session goes on: an announcement, then a frame by id. */
+  int before = count_open_fds();
+  CHECK(announce(pair[0], 7, 2) == 0);
+  CHECK_OK(gpures_session_receive(s, 0, &f));
+  CHECK_EQ(count_open_fds(), before + 1); /* the cached buffer's fd */
+  CHECK(send_header(pair[0], header_of(MSG_FRAME, 7, 3)) == 0);
+  CHECK_OK(gpures_session_receive(s, 0, &g));
+  CHECK_EQ(count_open_fds(), before + 1); /* no new fd for a known buffer */
+  CHECK(buffer_id(f) != 0);
+  CHECK_EQ(buffer_id(f), buffer_id(g));
+  /* A second announcement of the same buffer: refused, its fd closed. */
+  CHECK(announce(pair[0], 7, 4) == 0);
+  gpures_handle x = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "buffer", gpures_session_receive(s, 0, &x));
+  CHECK_EQ(count_open_fds(), before + 1);
+  /* fds with a frame that names no descriptor. */
+  int extra = make_memfd(4096, 1);
+  wire_header h = header_of(MSG_FRAME, 7, 5);
+  CHECK(send_with_fds(pair[0], &h, sizeof h, &extra, 1, 0) == (ssize_t)sizeof h);
+  close(extra);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fds", gpures_session_receive(s, 0, &x));
+  CHECK_EQ(count_open_fds(), before + 1);
+  /* A release sent to the receiving side. */
+  CHECK(send_header(pair[0], header_of(MSG_RELEASE, 7, 3)) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
+  /* An unknown type, a lying size. */
+  h = header_of(9, 7, 6);
+  CHECK(send_header(pair[0], h) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
+  h = header_of(MSG_FRAME, 7, 6), h.meta_size = 64;
+  CHECK(send_header(pair[0], h) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "descSize", gpures_session_receive(s, 0, &x));
+  /* Metadata out of range with a frame of a known buffer. */
+  struct {
+    wire_header h;
+    gpures_frame_meta m;
+  } fm;
+  memset(&fm, 0, sizeof fm);
+  fm.h = header_of(MSG_FRAME, 7, 7);
+  fm.h.meta_size = sizeof fm.m;
+  fm.m = meta_init(GPURES_META_HAS_VISIBLE);
+  fm.m.visible = (gpures_rect){0, 0, 33, 1}; /* the frame is 32 wide */
+  CHECK(send(pair[0], &fm, sizeof fm, 0) == (ssize_t)sizeof fm);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "visible.width", gpures_session_receive(s, 0, &x));
+  fm.h.serial = 8, fm.m.visible.width = 32;
+  CHECK(send(pair[0], &fm, sizeof fm, 0) == (ssize_t)sizeof fm);
+  CHECK_OK(gpures_session_receive(s, 0, &x));
+  gpures_frame_meta got = meta_init(0);
+  CHECK_OK(gpures_meta_get(x, &got));
+  CHECK_EQ(got.visible.width, 32);
+  CHECK_OK(gpures_release(x));
+  gpures_session_stats st = session_stats(s);
+  CHECK_EQ(st.refused, 7);
+  CHECK_EQ(st.buffers, 1);
+  CHECK_EQ(st.announced, 1);
+  CHECK_EQ(st.frames, 3);
+  /* A plain HANDLE message on the session still works. */
+  gpures_handle plain = rgba_frame();
+  uint32_t sent = 0;
+  CHECK_OK(gpures_channel_send(pair[0], plain, 0, &sent));
+  CHECK_OK(gpures_release(plain));
+  CHECK_OK(gpures_session_receive(s, 0, &x));
+  CHECK_EQ(buffer_id(x), 0);
+  CHECK_OK(gpures_release(x));
+  /* A FORGET drops the cached buffer: frames over it stay valid, later frames of it are refused. */
+  uint64_t local = buffer_id(g);
+  CHECK(send_header(pair[0], header_of(MSG_FORGET, 7, 0)) == 0);
+  CHECK(send_header(pair[0], header_of(MSG_FRAME, 7, 9)) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "buffer", gpures_session_receive(s, 0, &x));
+  uint64_t ids[4] = {0};
+  uint32_t n = 0;
+  CHECK_OK(gpures_session_forgotten(s, ids, 4, &n));
+  CHECK_EQ(n, 1);
+  CHECK_EQ(ids[0], local);
+  CHECK_OK(gpures_session_forgotten(s, ids, 4, &n));
+  CHECK_EQ(n, 0);
+  st = session_stats(s);
+  CHECK_EQ(st.forgotten, 1);
+  CHECK_EQ(st.buffers, 0);
+  void *gp = NULL;
+  uint64_t gsize = 0;
+  CHECK_OK(gpures_map(g, 0, GPURES_MAP_READ, &gp, &gsize));
+  CHECK_OK(gpures_unmap(gp));
+  CHECK(send_header(pair[0], header_of(MSG_FORGET, 1234, 0)) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "buffer", gpures_session_receive(s, 0, &x));
+  /* Releases come back for the frames released, serials as sent. */
+  CHECK_OK(gpures_release(f));
+  wire_header r;
+  CHECK(recv(pair[0], &r, sizeof r, MSG_DONTWAIT) == (ssize_t)sizeof r); /* frame 8's */
+  CHECK_EQ(r.type, MSG_RELEASE);
+  CHECK_EQ(r.serial, 8);
+  CHECK(recv(pair[0], &r, sizeof r, MSG_DONTWAIT) == (ssize_t)sizeof r);
+  CHECK_EQ(r.buffer, 7);
+  CHECK_EQ(r.serial, 2);
+  CHECK_OK(gpures_session_close(s));
+  CHECK_OK(gpures_release(g)); /* after close: valid still, its release goes nowhere */
+  gpures_channel_close(pair[0]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/* The raw consumer's side: reads one FRAME (closing its fds); false when none came. */
+static bool read_frame_message(int sock, wire_header *h) {
+  unsigned char buf[1024];
+  int fds[4];
+  struct iovec iov = {buf, sizeof buf};
+  union {
+    struct cmsghdr align;
+    unsigned char bytes[CMSG_SPACE(sizeof(int) * 4)];
+  } c;
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov, mh.msg_iovlen = 1;
+  mh.msg_control = c.bytes, mh.msg_controllen = sizeof c.bytes;
+  struct pollfd pfd = {sock, POLLIN, 0};
+  if (poll(&pfd, 1, 2000) != 1) return false;
+  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  if (n < (ssize_t)sizeof *h) return false;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+    for (size_t i = 0; i < k; i++) close(fds[i]);
+  }
+  memcpy(h, buf, sizeof *h);
+  return true;
+}
+
+static void a_sending_session_ignores_releases_it_is_not_owed(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_pool *p = nv12_pool(3);
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+  produce(p, s, 0);
+  produce(p, s, 1);
+  wire_header a, b;
+  CHECK(read_frame_message(pair[1], &a));
+  CHECK(read_frame_message(pair[1], &b));
+  CHECK_EQ(a.type, MSG_FRAME);
+  CHECK(a.buffer != b.buffer);
+  CHECK_EQ(pool_stats(p).in_use, 2);
+  /* A serial never sent; a real serial of another buffer; a release carrying an fd. */
+  CHECK(send_header(pair[1], header_of(MSG_RELEASE, a.buffer, 99)) == 0);
+  CHECK(send_header(pair[1], header_of(MSG_RELEASE, b.buffer, a.serial)) == 0);
+  int base = count_open_fds();
+  int fd = make_memfd(4096, 1);
+  wire_header r = header_of(MSG_RELEASE, a.buffer, a.serial);
+  CHECK(send_with_fds(pair[1], &r, sizeof r, &fd, 1, 0) == (ssize_t)sizeof r);
+  close(fd);
+  CHECK(EVENTUALLY(session_stats(s).refused == 3, 2000));
+  CHECK_EQ(count_open_fds(), base); /* the fd that came with it was closed */
+  CHECK_EQ(pool_stats(p).in_use, 2);
+  CHECK_EQ(session_stats(s).in_flight, 2);
+  /* A flood. */
+  for (uint32_t i = 0; i < 10000; i++)
+    CHECK(send_header(pair[1], header_of(MSG_RELEASE, i & 1 ? a.buffer : 12345, 1000 + i)) == 0);
+  CHECK(EVENTUALLY(session_stats(s).refused == 10003, 10000));
+  CHECK_EQ(pool_stats(p).in_use, 2);
+  /* The real release frees the slot; the same release again is refused. */
+  CHECK(send_header(pair[1], header_of(MSG_RELEASE, a.buffer, a.serial)) == 0);
+  CHECK(EVENTUALLY(pool_stats(p).in_use == 1, 2000));
+  CHECK(send_header(pair[1], header_of(MSG_RELEASE, a.buffer, a.serial)) == 0);
+  CHECK(EVENTUALLY(session_stats(s).refused == 10004, 2000));
+  gpures_session_stats st = session_stats(s);
+  CHECK_EQ(st.returned, 1);
+  CHECK_EQ(st.in_flight, 1);
+  CHECK_EQ(pool_stats(p).in_use, 1);
+  /* A second frame of a known buffer carries no fd. */
+  produce(p, s, 2);
+  wire_header c;
+  CHECK(read_frame_message(pair[1], &c));
+  CHECK_EQ(c.buffer, a.buffer); /* the first free slot: a's, which the peer knows */
+  CHECK_EQ(c.num_fds, 0);
+  CHECK_EQ(c.desc_size, 0);
+  CHECK_OK(gpures_session_close(s));
+  gpures_channel_close(pair[1]);
+  CHECK(EVENTUALLY(pool_stats(p).in_use == 0, 2000));
+  CHECK_OK(gpures_pool_close(p));
+}
+
+static void a_plain_channel_refuses_session_messages_and_takes_the_old_header(void) {
+  int pair[2];
+  int base = count_open_fds();
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_handle h = 0;
+  CHECK(announce(pair[0], 3, 1) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_channel_receive(pair[1], 0, &h));
+  CHECK(send_header(pair[0], header_of(MSG_FRAME, 3, 2)) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_channel_receive(pair[1], 0, &h));
+  CHECK_EQ(h, 0);
+  /* The 24-byte header of ABI 1.2 is a HANDLE. */
+  int fd = memfd_create("gpures-test-old", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(ftruncate(fd, 4096) == 0);
+  struct {
+    uint32_t magic, abi, header_size, kind, desc_size, num_fds;
+    gpures_dma_buf_handle_desc d;
+  } old;
+  memset(&old, 0, sizeof old);
+  old.magic = WIRE_MAGIC, old.abi = (1u << 16) | 2u, old.header_size = 24;
+  old.kind = GPURES_KIND_DMA_BUF_HANDLE, old.desc_size = sizeof old.d, old.num_fds = 1;
+  old.d = gpures_fixture_dma_buf_handle_rgba(0);
+  old.d.fds[0] = 0;
+  for (int i = 1; i < 4; i++) old.d.fds[i] = -1;
+  CHECK(send_with_fds(pair[0], &old, sizeof old, &fd, 1, 0) == (ssize_t)sizeof old);
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  gpures_frame_meta m = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &m));
+  CHECK_EQ(m.flags, 0);
+  CHECK_OK(gpures_release(h));
+  /* A handle with metadata crosses a plain channel with it. */
+  gpures_handle with = rgba_frame();
+  m = meta_init(GPURES_META_HAS_SEQUENCE), m.sequence = 31;
+  CHECK_OK(gpures_meta_set(with, &m));
+  uint32_t sent = 0;
+  CHECK_OK(gpures_channel_send(pair[0], with, 0, &sent));
+  CHECK_OK(gpures_release(with));
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  m = meta_init(0);
+  CHECK_OK(gpures_meta_get(h, &m));
+  CHECK_EQ(m.sequence, 31);
+  CHECK_OK(gpures_release(h));
+  close(fd);
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+  CHECK_EQ(count_open_fds(), base);
+}
+
+/*
+** A receiver whose releases find the socket full keeps them and sends them
+** when it has room; closing it closes its channel.
+*/
+static void releases_that_find_the_socket_full_are_sent_later(void) {
+  int pair[2];
+  int base = count_open_fds();
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[1], GPURES_SESSION_RECEIVE, &s));
+  CHECK(announce(pair[0], 5, 1) == 0);
+  gpures_handle first = 0;
+  CHECK_OK(gpures_session_receive(s, 0, &first));
+  CHECK_OK(gpures_release(first));
+  const uint32_t frames = 3000;
+  for (uint32_t i = 0; i < frames; i++) { /* the sender never reads: its socket fills */
+    CHECK(send_header(pair[0], header_of(MSG_FRAME, 5, 2 + i)) == 0);
+    gpures_handle f = 0;
+    if (!CHECK_OK(gpures_session_receive(s, 0, &f))) break;
+    CHECK_OK(gpures_release(f));
+  }
+  uint32_t got = 0;
+  uint64_t last = 0;
+  bool in_order = true;
+  for (;;) {
+    struct pollfd pfd = {pair[0], POLLIN, 0};
+    if (poll(&pfd, 1, 1000) != 1) break;
+    wire_header r;
+    if (recv(pair[0], &r, sizeof r, 0) != (ssize_t)sizeof r) break;
+    in_order &= r.serial > last;
+    last = r.serial;
+    got++;
+  }
+  CHECK_EQ(got, frames + 1);
+  CHECK(in_order);
+  int fd = gpures_session_fd(s);
+  CHECK_OK(gpures_session_close(s));
+  CHECK(EVENTUALLY(fd_is_closed(fd), 1000));
+  gpures_channel_close(pair[0]);
+  CHECK(EVENTUALLY(count_open_fds() == base, 1000));
+}
+
+static void sessions_refuse_bad_arguments(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_session *s = NULL;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_session_open(pair[0], 0, &s));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags",
+              gpures_session_open(pair[0], GPURES_SESSION_SEND | GPURES_SESSION_RECEIVE, &s));
+  int pipefd[2];
+  CHECK(pipe(pipefd) == 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_session_open(pipefd[0], GPURES_SESSION_SEND, &s));
+  CHECK(fd_is_open(pipefd[0])); /* a refused open leaves the fd the caller's */
+  close(pipefd[0]), close(pipefd[1]);
+  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+  gpures_handle cpu = 0, h = 0;
+  gpures_cpu_bytes_desc cd = gpures_fixture_cpu_bytes();
+  CHECK_OK(gpures_cpu_bytes_create(&cd, NULL, &cpu));
+  uint32_t sent = 0;
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "resource", gpures_session_send(s, cpu, 0, &sent));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "session", gpures_session_receive(s, 0, &h));
+  CHECK_OK(gpures_release(cpu));
+  CHECK_OK(gpures_session_close(s));
+  gpures_channel_close(pair[1]);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  RUN(every_metadata_group_round_trips);
+  RUN(an_absent_group_reads_as_zeros_whatever_was_written_in_it);
+  RUN(bad_metadata_is_refused_naming_its_field);
+  RUN(metadata_is_shared_by_clones_and_cleared_by_null);
+  RUN(metadata_fields_are_listed_as_rows);
+  RUN(a_pool_frame_is_a_sealed_memfd_in_the_standard_layout);
+  RUN(buffer_ids_are_stable_per_slot_and_distinct_across_slots);
+  RUN(an_acquire_with_no_free_slot_times_out_after_its_timeout);
+  RUN(a_released_frame_returns_its_slot);
+  RUN(an_acquire_on_another_thread_wakes_when_a_frame_is_released);
+  RUN(a_cancel_ends_the_wait_of_its_ticket_even_before_it_begins);
+  RUN(closing_a_pool_ends_waits_and_keeps_held_frames_readable);
+  RUN(closing_an_idle_pool_frees_every_slot_at_once);
+  RUN(bad_pool_descriptors_are_refused_naming_the_field);
+  RUN(two_hundred_frames_cross_with_every_byte_and_field);
+  RUN(a_slow_consumer_makes_the_producer_wait_instead_of_overwrite);
+  RUN(a_consumer_that_exits_holding_frames_returns_every_slot);
+  RUN(a_consumer_killed_holding_frames_returns_every_slot);
+  RUN(a_producer_that_closes_retires_the_slots_the_consumer_holds);
+  RUN(a_receiving_session_refuses_what_a_hostile_sender_makes_up);
+  RUN(a_sending_session_ignores_releases_it_is_not_owed);
+  RUN(a_plain_channel_refuses_session_messages_and_takes_the_old_header);
+  RUN(releases_that_find_the_socket_full_are_sent_later);
+  RUN(sessions_refuse_bad_arguments);
+  return check_finish("test_frames");
+}
