@@ -31,6 +31,7 @@ export { GpuResource } from "./ffi/gpu_resource.ts";
 export { FdResource } from "./ffi/fd_resource.ts";
 export * from "./ffi/variants.ts";
 export {
+  BufferGoneEvent,
   Channel,
   ChannelListener,
   type ChannelResource,

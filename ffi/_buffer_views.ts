@@ -9,6 +9,13 @@ import { type PlaneView, viewsOf } from "./planes.ts";
 export class BufferViews {
   readonly #views = new Map<bigint, PlaneView[]>();
 
+  /**
+   * `limit`: the most buffers alive at once (a pool's slots). A slot whose
+   * memory was given away gets a new buffer, so views past the limit are of
+   * buffers that are gone: the oldest go first.
+   */
+  constructor(readonly limit = Infinity) {}
+
   /** The frame's plane views: made (one mapping) for its buffer's first frame, reused after. */
   of(frame: DmaBufHandle): PlaneView[] {
     const id = frame.bufferId;
@@ -30,6 +37,7 @@ export class BufferViews {
         d.height,
       );
       this.#views.set(id, views);
+      if (this.#views.size > this.limit) this.#views.delete(this.#views.keys().next().value!);
     }
     return views;
   }

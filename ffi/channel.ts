@@ -50,6 +50,22 @@ export interface ConnectOptions {
   wait?: number;
 }
 
+/**
+ * The sender let a buffer go (its pool slot was closed or got new memory):
+ * drop what you cached for `bufferId` (an import, a texture). Frames of it
+ * still held stay valid.
+ */
+export class BufferGoneEvent extends Event {
+  /** The buffer's id, as the frames' {@link GpuResource.bufferId} gave it. */
+  readonly bufferId: bigint;
+
+  /** Made by the channel; listen for `"buffergone"`. */
+  constructor(bufferId: bigint) {
+    super("buffergone");
+    this.bufferId = bufferId;
+  }
+}
+
 /** A channel's traffic: {@link Channel.stats}. */
 export interface ChannelStats {
   /** Buffers the peer holds (sending) or this end keeps mapped-ready (receiving). */
@@ -64,6 +80,8 @@ export interface ChannelStats {
   returned: number;
   /** Messages refused: malformed, unknown, or not the peer's to send. */
   refused: number;
+  /** Receiving: buffers the sender let go of ("buffergone" events). */
+  forgotten: number;
 }
 
 /** What {@link Channel.receive} accepts. */
@@ -130,7 +148,7 @@ export interface ReceiveOptions {
  * libc.close();
  * ```
  */
-export class Channel {
+export class Channel extends EventTarget {
   readonly #socket: Socket;
   readonly #views = new BufferViews();
   #role = 0;
@@ -144,6 +162,7 @@ export class Channel {
     if (key !== INTERNAL) {
       throw new TypeError("Use Channel.connect(), Channel.listen().accept() or Channel.pair()");
     }
+    super();
     this.#socket = new Socket(fd, "channel");
     unclosed.register(this, { socket: this.#socket }, this);
   }
@@ -229,6 +248,7 @@ export class Channel {
       inFlight: n(24),
       returned: n(32),
       refused: n(40),
+      forgotten: n(48),
     };
   }
 
@@ -326,12 +346,15 @@ export class Channel {
     }
   }
 
-  /** Drops the views of buffers the sender let go of. */
+  /** Drops the views of buffers the sender let go of, and says so ("buffergone"). */
   #forgetBuffers(session: Deno.PointerValue): void {
     const s = lib();
     for (;;) {
       check(s.gpures_session_forgotten(session, forgotten, forgotten.length, u32Out));
-      for (let i = 0; i < u32Out[0]; i++) this.#views.forget(forgotten[i]);
+      for (let i = 0; i < u32Out[0]; i++) {
+        this.#views.forget(forgotten[i]);
+        this.dispatchEvent(new BufferGoneEvent(forgotten[i]));
+      }
       if (u32Out[0] < forgotten.length) return;
     }
   }

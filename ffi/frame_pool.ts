@@ -81,7 +81,7 @@ let nextTicket = 1;
  */
 export class FramePool {
   #pool: Deno.PointerValue;
-  readonly #views = new BufferViews();
+  readonly #views: BufferViews;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
   /** The options the pool was made with. */
@@ -89,6 +89,7 @@ export class FramePool {
 
   private constructor(pool: Deno.PointerValue, options: Required<FramePoolOptions>) {
     this.#pool = pool;
+    this.#views = new BufferViews(options.slots);
     this.options = Object.freeze(options);
     this.layout = PixelFormat.layout(options.format, options.width, options.height, {
       rowAlign: options.rowAlign,

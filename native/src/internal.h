@@ -4,6 +4,11 @@
 ** The sources are layered, one folder a layer. A layer calls only the layers
 ** below it, never one above (kinds/ and events/ do not call each other):
 **
+**   session/  frame streams over a channel: buffers announced once, frames
+**             by id and metadata, releases back to the sender, and the one
+**             service thread that reads them (POSIX; windows.c refuses)
+**   frames/   frame pools: slots of sealed memfds, handed out as handles that
+**             borrow them and come home at their last release (Linux)
 **   channel/  handles sent to another process: sockets, the wire format, the
 **             checks a received message passes (POSIX; windows.c refuses)
 **   map/      CPU mappings of owned fds, the ArrayBuffers over them, and which
@@ -272,6 +277,14 @@ int gpures__create_borrowing(gpures__op op, uint32_t kind, const void *desc,
 int gpures__frame_retire(gpures_handle handle);
 /* The next buffer id: process-wide, never 0, never reused. */
 uint64_t gpures__next_buffer_id(void);
+/*
+** A buffer's owner let its memory go (a pool slot renewed or closed): the
+** sessions that announced it tell their peers, which drop what they kept.
+** The session layer installs the hook; until then this does nothing. Call it
+** holding no lock.
+*/
+void gpures__buffer_gone(uint64_t id);
+void gpures__set_buffer_gone_hook(void (*hook)(uint64_t id));
 
 /* The largest descriptor of any kind, in bytes. */
 #define GPURES__DESC_MAX 256

@@ -78,10 +78,12 @@ static void pool_free(gpures_pool *p) {
 static void slot_returned(void *ctx, bool retired) {
   pool_slot *ps = ctx;
   gpures_pool *p = ps->pool;
+  uint64_t gone = 0;
   pthread_mutex_lock(&p->mu);
   ps->busy = false;
   p->stats.in_use--;
   if (retired || p->closed) {
+    gone = ps->buffer_id;
     close(ps->fd);
     ps->fd = -1;
     if (!p->closed && sealed_buffer(pool_op("renew a slot of"), p->size, &ps->fd) == GPURES_OK)
@@ -90,6 +92,7 @@ static void slot_returned(void *ctx, bool retired) {
   bool done = finished(p);
   pthread_cond_broadcast(&p->freed);
   pthread_mutex_unlock(&p->mu);
+  if (gone) gpures__buffer_gone(gone);
   if (done) pool_free(p);
 }
 
@@ -285,15 +288,20 @@ int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) {
 
 int gpures_pool_close(gpures_pool *pool) {
   if (!pool) return GPURES_OK; /* as free(NULL) */
+  uint64_t gone[GPURES_POOL_MAX_SLOTS];
+  uint32_t num_gone = 0;
   pthread_mutex_lock(&pool->mu);
   pool->closed = true;
   for (uint32_t i = 0; i < pool->num_slots; i++) { /* free slots' memory goes now */
     pool_slot *ps = &pool->slots[i];
-    if (!ps->busy && ps->fd >= 0) close(ps->fd), ps->fd = -1;
+    if (ps->busy || ps->fd < 0) continue;
+    close(ps->fd), ps->fd = -1;
+    gone[num_gone++] = ps->buffer_id;
   }
   bool done = finished(pool);
   pthread_cond_broadcast(&pool->freed);
   pthread_mutex_unlock(&pool->mu);
+  for (uint32_t i = 0; i < num_gone; i++) gpures__buffer_gone(gone[i]);
   if (done) pool_free(pool);
   return GPURES_OK;
 }

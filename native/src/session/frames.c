@@ -348,6 +348,18 @@ static int take_frame(gpures__op op, gpures_session *s, const gpures__wire_heade
   return status;
 }
 
+void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer) {
+  pthread_mutex_lock(&s->mu);
+  for (uint32_t i = 0; i < s->num_known; i++) {
+    if (s->known[i] != buffer) continue;
+    s->known[i] = s->known[--s->num_known];
+    /* A full socket keeps the peer's copy until the session ends: memory, never a wrong frame. */
+    if (!s->closed && !s->ended) (void)send_notice(s, GPURES__MSG_FORGET, buffer, 0);
+    break;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
 void gpures__session_keep_held(gpures_session *s) {
   pthread_mutex_lock(&s->mu);
   for (uint32_t i = 0; i < s->num_cache; i++) /* the cache's own reference, and a frame's */

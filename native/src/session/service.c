@@ -110,7 +110,16 @@ static int start(gpures__op op) {
   return GPURES_OK;
 }
 
+/* gpures__buffer_gone()'s hook: every sending session that announced the buffer forgets it. */
+static void buffer_gone(uint64_t id) {
+  pthread_mutex_lock(&mu);
+  for (uint32_t i = 0; i < num_watched; i++)
+    if (watched[i]->role == GPURES_SESSION_SEND) gpures__session_forget_buffer(watched[i], id);
+  pthread_mutex_unlock(&mu);
+}
+
 int gpures__service_watch(gpures__op op, gpures_session *s) {
+  gpures__set_buffer_gone_hook(buffer_gone);
   pthread_mutex_lock(&mu);
   /* A release racing close must not watch it again after close's forget: nothing would end that. */
   pthread_mutex_lock(&s->mu);

@@ -67,6 +67,8 @@ void gpures__session_drop_flights(gpures_session *s, bool retire);
 
 /* frames.c: tries to send the releases that waited for room; called with s->mu held. */
 void gpures__session_flush(gpures_session *s);
+/* frames.c: the buffer is gone; a sending session that announced it tells its peer (FORGET). */
+void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
 /* frames.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
 void gpures__session_keep_held(gpures_session *s);
 /* frames.c: reads every message waiting on a sending session (the service thread). */

@@ -80,6 +80,17 @@ int gpures__frame_retire(gpures_handle handle) {
   return unpin(handle, "retire");
 }
 
+static void (*_Atomic buffer_gone_hook)(uint64_t id);
+
+void gpures__set_buffer_gone_hook(void (*hook)(uint64_t id)) {
+  atomic_store_explicit(&buffer_gone_hook, hook, memory_order_release);
+}
+
+void gpures__buffer_gone(uint64_t id) {
+  void (*hook)(uint64_t) = atomic_load_explicit(&buffer_gone_hook, memory_order_acquire);
+  if (hook) hook(id);
+}
+
 uint64_t gpures__next_buffer_id(void) {
   static _Atomic uint64_t next = 1;
   return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
