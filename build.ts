@@ -42,6 +42,7 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/src/enums/enums.c",
   "native/src/enums/pixel_format.c",
   "native/src/events/events.c",
+  "native/src/events/wait.c",
   "native/src/frames/pool.c",
   "native/src/internal.h",
   "native/src/kinds/cpu.c",

@@ -140,16 +140,51 @@ export function report(errors: unknown[]): void {
 
 /**
  * Releases made elsewhere (a Worker, native code) reach this isolate through
- * a poll. It runs only while a keep-alive waits on a reference this isolate
- * gave away or no longer holds; releases made here are delivered at once.
+ * a wait: gpures_event_queue_wait runs on a thread of Deno's and returns as
+ * soon as such a release is queued, so the keep-alive runs at once. The wait
+ * must not keep the process alive (a handle that native code holds forever
+ * would hang the exit), which only Deno's op scheduler can grant
+ * (`unrefOpPromise`, an internal); without it a 20 ms poll does the job.
+ * Either runs only while a keep-alive waits on a reference this isolate gave
+ * away or no longer holds; releases made here are delivered at once.
  */
 export function startPolling(): void {
-  if (timer !== undefined || liveRecords === 0) return;
+  if (liveRecords === 0) return;
+  if (unrefOp) {
+    if (!waiting) void waitForReleases();
+    return;
+  }
+  if (timer !== undefined) return;
   const id = setInterval(() => {
     report(drain());
   }, 20);
   Deno.unrefTimer(id);
   timer = id;
+}
+
+type Core = { unrefOpPromise?: (p: Promise<unknown>) => void };
+const core = (Deno as unknown as Record<symbol, { core?: Core } | undefined>)[
+  (Deno as unknown as { internal: symbol }).internal
+]?.core;
+const unrefOp = typeof core?.unrefOpPromise === "function"
+  ? core.unrefOpPromise.bind(core)
+  : undefined;
+let waiting = false;
+const WAIT_SLICE_MS = 1000;
+
+async function waitForReleases(): Promise<void> {
+  waiting = true;
+  const pending = new Uint32Array(1);
+  try {
+    while (liveRecords > 0 && queue) {
+      const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, pending);
+      unrefOp!(wait);
+      if (await wait !== 0) return; // the queue closed: the isolate is ending
+      if (pending[0]) report(drain());
+    }
+  } finally {
+    waiting = false;
+  }
 }
 
 /** What this isolate holds under a handle's token, if the token is this isolate's. */

@@ -24,6 +24,14 @@ export const symbols = {
   gpures_kind_fields: { parameters: ["u32", "buffer"], result: "pointer" },
   // const gpures_field_info *gpures_meta_fields(uint32_t *out_count)
   gpures_meta_fields: { parameters: ["buffer"], result: "pointer" },
+  // int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending), on a
+  // thread of Deno's: releases made elsewhere wake the isolate at once.
+  gpures_event_queue_wait_async: {
+    name: "gpures_event_queue_wait",
+    parameters: ["u32", "i32", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
   // int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta)
   gpures_meta_set: { parameters: ["u64", "buffer"], result: "i32" },
   // int gpures_meta_get(gpures_handle handle, gpures_frame_meta *out)

@@ -107,6 +107,14 @@ export interface ReceiveOptions {
  * be a driver's device: NVIDIA's are), and a regular file
  * or unsealable memfd unless `receive({ allowUnsealed: true })`.
  *
+ * Pooled frames (from a `FramePool`) travel as a stream: the first frame of
+ * each slot carries its fd, later ones only the slot's id and the frame's
+ * metadata, and the receiver gets frames over the buffer it already has (the
+ * same {@link GpuResource.bufferId}; {@link Channel.planes} maps it once).
+ * The sender holds each frame until the receiver releases its copy, so the
+ * slot goes back to the pool only then. Such a channel carries frames one
+ * way; the receiving end may still send other handles back.
+ *
  * POSIX only (Unix domain sockets, `SOCK_SEQPACKET`); the handle kinds it
  * carries exist on Linux and Android (DmaBufHandle) and all but Windows
  * (VkOpaqueFd). Paths are strings or `file:` URLs (percent-escapes decoded);
@@ -268,7 +276,9 @@ export class Channel extends EventTarget {
    * (the send holds a reference of its own while it waits for room). A slot
    * release does not cross (addresses mean nothing in another process).
    * Rejects with WrongKindError (field "resource") for the process-local
-   * kinds, and ReleasedError (field "channel") once the peer closed.
+   * kinds, and ReleasedError (field "channel") once the peer closed. A
+   * pooled frame is held until the receiver releases its copy (see the
+   * class's description).
    */
   async send(resource: ChannelResource | GpuResource<unknown>): Promise<void> {
     if (!(resource instanceof GpuResource)) {
@@ -287,7 +297,8 @@ export class Channel extends EventTarget {
     }
     const s = lib();
     // Pooled frames go through a session: their buffers are announced once and come back.
-    const session = this.#role !== 0 || resource.bufferId !== null
+    // Other handles go as they always did, so a channel that receives frames can still answer.
+    const session = this.#role === SESSION_SEND || resource.bufferId !== null
       ? this.#session(SESSION_SEND, "send")
       : null;
     let held: GpuResource<unknown> | undefined;

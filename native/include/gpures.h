@@ -400,6 +400,14 @@ GPURES_API int gpures_event_queue_close(uint32_t queue);
 ** unloaded first) leave their queues to the unload.
 */
 GPURES_API int gpures_event_queue_close_on_thread_exit(uint32_t queue);
+/*
+** Waits up to timeout_ms (-1: no limit) until the queue has an event, and
+** gives the number waiting (0 when the time ran out). GPURES_E_STALE when
+** the queue is closed, before or during the wait. For a host's helper thread:
+** a Deno isolate runs it as a nonblocking FFI call, so releases made in other
+** isolates or native threads reach it at once instead of at its next poll.
+*/
+GPURES_API int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending);
 /* Events waiting in the queue (0 for a closed or unknown queue). */
 GPURES_API uint32_t gpures_event_queue_pending(uint32_t queue);
 /* Moves up to `capacity` events (at most `capacity` are written) out of the queue, oldest first. */
@@ -967,7 +975,10 @@ GPURES_API const gpures_field_info *gpures_meta_fields(uint32_t *out_count);
 ** when the last reference to that frame anywhere is released (here, in a
 ** Worker, or in another process through a session), the slot is free again.
 ** A slot is never handed out while anyone still holds its previous frame:
-** producers wait (or time out) instead of overwriting.
+** producers wait (or time out) instead of overwriting. Another process holds
+** a frame through a session (gpures_session_send), which keeps the frame
+** until that process releases it; a plain gpures_channel_send() hands over
+** the fds with no way back, so the slot would be free at the sender's release.
 */
 typedef struct gpures_pool gpures_pool;
 

@@ -245,6 +245,10 @@ const gpures_field_info *gpures__field_find(const gpures__variant *v, const char
 
 /* -------------------------------------------------------------- events/ */
 
+/* Whether queue id is open (events.c). */
+bool gpures__event_queue_open(uint32_t id);
+/* Wakes every gpures_event_queue_wait() (events/wait.c); cheap when none waits. */
+void gpures__events_wake(void);
 /* Posts an event; GPURES_E_OUT_OF_MEMORY when the queue cannot grow. */
 int gpures__event_post(uint32_t queue, uint64_t token, uint32_t type);
 /* Reserves room for one RELEASED event, so that the last release cannot fail. */

@@ -4,7 +4,9 @@
 */
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
 #include "handles.h"
@@ -258,6 +260,43 @@ static void releases_on_other_threads_reach_the_polling_thread(void) {
   CHECK_OK(gpures_event_queue_close(q));
 }
 
+typedef struct delayed {
+  gpures_handle handle;
+  uint32_t queue;
+  bool close;
+} delayed;
+
+static void *release_later(void *arg) {
+  delayed *d = arg;
+  struct timespec pause = {0, 20 * 1000000L};
+  nanosleep(&pause, NULL);
+  if (d->close) CHECK_OK(gpures_event_queue_close(d->queue));
+  else CHECK_OK(gpures_release(d->handle));
+  return NULL;
+}
+
+static void a_wait_ends_when_another_thread_releases_or_the_queue_closes(void) {
+  uint32_t q = open_queue(), pending = 9;
+  CHECK_OK(gpures_event_queue_wait(q, 0, &pending)); /* nothing yet: the time is up at once */
+  CHECK_EQ(pending, 0);
+  delayed d = {create_with_queue(q, 5), q, false};
+  pthread_t t;
+  pthread_create(&t, NULL, release_later, &d);
+  CHECK_OK(gpures_event_queue_wait(q, -1, &pending)); /* no limit: only the release ends it */
+  CHECK_EQ(pending, 1);
+  pthread_join(t, NULL);
+  gpures_event e;
+  uint32_t n = 0;
+  CHECK_OK(gpures_event_queue_poll(q, &e, 1, &n));
+  CHECK_EQ(e.token, 5);
+  d.close = true;
+  pthread_create(&t, NULL, release_later, &d);
+  CHECK_FAILS(GPURES_E_STALE, "queue", gpures_event_queue_wait(q, -1, &pending));
+  pthread_join(t, NULL);
+  CHECK_FAILS(GPURES_E_STALE, "queue", gpures_event_queue_wait(q, 10, &pending));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "outPending", gpures_event_queue_wait(q, 10, NULL));
+}
+
 int main(void) {
   RUN(opened_queues_are_distinct_and_empty);
   RUN(last_release_posts_exactly_one_released_event);
@@ -269,6 +308,7 @@ int main(void) {
   RUN(create_with_a_closed_or_unknown_queue_is_invalid_value);
   RUN(ten_thousand_events_grow_the_queue);
   RUN(releases_on_other_threads_reach_the_polling_thread);
+  RUN(a_wait_ends_when_another_thread_releases_or_the_queue_closes);
   CHECK_EQ(gpures_live_handles(0), 0);
   return check_finish("test_events");
 }

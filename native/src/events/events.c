@@ -83,6 +83,7 @@ static int close_queue(uint32_t id) {
   gpures__lock_release(&q->lock);
   gpures__free(ring);
   if (id >> 16 == LAST_GENERATION) atomic_fetch_add_explicit(&retired, 1, memory_order_relaxed);
+  gpures__events_wake(); /* a wait on it ends */
   return GPURES_OK;
 }
 
@@ -171,6 +172,15 @@ int gpures_event_queue_close_on_thread_exit(uint32_t id) {
   return GPURES_OK;
 }
 
+bool gpures__event_queue_open(uint32_t id) {
+  queue *q = queue_of(id);
+  if (!q) return false;
+  gpures__lock_acquire(&q->lock);
+  bool open = q->id == id;
+  gpures__lock_release(&q->lock);
+  return open;
+}
+
 uint32_t gpures_event_queue_pending(uint32_t id) {
   queue *q = queue_of(id);
   if (!q) return 0;
@@ -256,5 +266,6 @@ int gpures__event_post(uint32_t id, uint64_t token, uint32_t type) {
     }
   }
   gpures__lock_release(&q->lock);
+  if (status == GPURES_OK) gpures__events_wake();
   return status;
 }
