@@ -44,6 +44,7 @@ export {
   FramePool,
   type FramePoolOptions,
   type FramePoolStats,
+  type TryAcquireOptions,
 } from "./ffi/frame_pool.ts";
 export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
 export { type MapOptions } from "./ffi/_mapping.ts";

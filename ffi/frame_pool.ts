@@ -4,8 +4,9 @@
 // any other a session sent it to, is released.
 
 import { lib } from "./_load.ts";
-import { check, lastError } from "./_native.ts";
-import { enumValue } from "./_values.ts";
+import { check, lastError, native } from "./_native.ts";
+import { addRecord, dropToken, eventQueue, takeToken } from "./_keep_alive.ts";
+import { enumValue, own } from "./_values.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
@@ -32,8 +33,18 @@ export interface FramePoolOptions {
   rowAlign?: number;
 }
 
+/** What {@link FramePool.tryAcquire} takes. */
+export interface TryAcquireOptions {
+  /**
+   * Held until the frame's last reference anywhere (here, a Worker, another
+   * process) is released, that is until its slot is free again; then its
+   * `release()` runs, in this isolate, woken by that release.
+   */
+  keepAlive?: { release?(): void };
+}
+
 /** What {@link FramePool.acquire} takes. */
-export interface AcquireOptions {
+export interface AcquireOptions extends TryAcquireOptions {
   /** Milliseconds to wait for a free slot (default: no limit); then TimeoutError. */
   timeout?: number;
   /** Ends the wait; the promise rejects with the signal's reason. */
@@ -56,6 +67,33 @@ export interface FramePoolStats {
   timeouts: number;
   /** Bytes of one slot's buffer. */
   bufferSize: number;
+}
+
+/**
+ * The create options that tie a keep-alive to a frame (gpures_create_options:
+ * this isolate's event queue and a token), and what to do once the acquire
+ * ended: adopt the frame with its record, or give the token back.
+ */
+function keepAliveOptions(keepAlive: unknown) {
+  const token = keepAlive === undefined ? 0 : takeToken();
+  let bytes: Uint8Array | null = null;
+  if (token) {
+    const queue = eventQueue(native());
+    const v = new DataView(new ArrayBuffer(48));
+    v.setUint32(0, 48, true);
+    v.setUint32(32, queue, true);
+    v.setUint32(40, token, true);
+    v.setUint32(44, queue, true); // the token's high half: this isolate's queue
+    bytes = new Uint8Array(v.buffer);
+  }
+  return {
+    bytes,
+    drop: () => token && dropToken(token),
+    adopt(handle: bigint): DmaBufHandle {
+      if (token) addRecord(token, keepAlive, []);
+      return GpuResource.fromRaw(handle) as DmaBufHandle;
+    },
+  };
 }
 
 const unclosed = new FinalizationRegistry<Deno.PointerValue>((p) => lib().gpures_pool_close(p));
@@ -132,13 +170,14 @@ export class FramePool {
     return this.#pool;
   }
 
-  /** A free frame now, or null when every slot is held. */
-  tryAcquire(): DmaBufHandle | null {
+  /** A free frame now, or null when every slot is held (a producer that drops frames). */
+  tryAcquire(options: TryAcquireOptions = {}): DmaBufHandle | null {
     const out = new BigUint64Array(1);
-    const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, null, out);
-    if (status === TIMED_OUT) return null;
-    check(status);
-    return GpuResource.fromRaw(out[0]) as DmaBufHandle;
+    const keep = keepAliveOptions(own(options, "keepAlive"));
+    const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, keep.bytes, out);
+    if (status === TIMED_OUT) return keep.drop(), null;
+    if (status !== 0) throw keep.drop(), lastError(status);
+    return keep.adopt(out[0]);
   }
 
   /**
@@ -148,20 +187,37 @@ export class FramePool {
    * when it aborts, and with ReleasedError once the pool is closed.
    */
   async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
-    const now = this.tryAcquire();
+    const keepAlive = own(options, "keepAlive") as TryAcquireOptions["keepAlive"];
+    const now = this.tryAcquire({ keepAlive });
     if (now) return now;
-    const { timeout = -1, signal } = options;
+    const timeout = own(options, "timeout") ?? -1;
+    const signal = own(options, "signal") as AbortSignal | undefined;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new InvalidHandleError(
+        "Cannot acquire: signal must be an AbortSignal",
+        "INVALID_VALUE",
+        "signal",
+      );
+    }
+    if (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < -1) {
+      throw new InvalidHandleError(
+        `Cannot acquire: timeout must be a whole number of milliseconds, not ${String(timeout)}`,
+        "INVALID_VALUE",
+        "timeout",
+      );
+    }
     signal?.throwIfAborted();
     const pool = this.#live("acquire");
     const ticket = nextTicket++;
     const out = new BigUint64Array(1);
+    const keep = keepAliveOptions(keepAlive);
     const abort = () => lib().gpures_pool_cancel(pool, ticket);
     signal?.addEventListener("abort", abort, { once: true });
     try {
-      const status = await lib().gpures_pool_acquire_async(pool, timeout, ticket, null, out);
-      if (status === CANCELLED && signal?.aborted) throw signal.reason;
-      if (status !== 0) throw lastError(status);
-      return GpuResource.fromRaw(out[0]) as DmaBufHandle;
+      const status = await lib().gpures_pool_acquire_async(pool, timeout, ticket, keep.bytes, out);
+      if (status === CANCELLED && signal?.aborted) throw keep.drop(), signal.reason;
+      if (status !== 0) throw keep.drop(), lastError(status);
+      return keep.adopt(out[0]);
     } finally {
       signal?.removeEventListener("abort", abort);
     }
