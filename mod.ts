@@ -46,6 +46,7 @@ export {
   type FramePoolStats,
   type TryAcquireOptions,
 } from "./ffi/frame_pool.ts";
+export { PlaneCache } from "./ffi/plane_cache.ts";
 export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
 export { type MapOptions } from "./ffi/_mapping.ts";
 export { liveHandles, liveMappings } from "./ffi/counts.ts";

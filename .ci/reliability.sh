@@ -12,15 +12,24 @@
 #     saved corpus;
 #   - the libFuzzer target native/fuzz/fuzz_channel.c (build-fuzz/): a peer's
 #     datagrams and attached fds through gpures_channel_receive, fuzzed for
-#     the same bound from native/fuzz/corpus_channel.
+#     the same bound from native/fuzz/corpus_channel;
+#   - the libFuzzer target native/fuzz/fuzz_session.c (build-fuzz/): a hostile
+#     peer of a receiving session and of a sending one with pooled frames in
+#     flight; its saved regressions once, then fuzzed for the same bound from
+#     native/fuzz/corpus_session;
+#   - in the full mode only, bench/frames_soak.ts: 60 s of 1000 frames/s from
+#     a FramePool to 4 consumer processes; no fd, mapping or RSS growth, every
+#     frame intact.
 # One check per test executable and tool; the last line is "N passed, N failed"
 # and the exit status is non-zero when anything failed. Installs what it needs
 # with apt-get (only what is missing). Logs go to build-reliability/.
 #
 # GPURES_RELIABILITY_FULL=1 (deno task reliability) runs the long versions:
-# each fuzzer for 10 million executions instead of 30 seconds, and test_threads
-# under valgrind with 50000 instead of 2000 iterations per thread. The TSan run
-# is 8 x 1M in both (about 11 s on 2 cores).
+# fuzz_create and fuzz_channel for 10 million executions instead of 30
+# seconds, fuzz_session for 1 million (it runs about 15 times slower),
+# test_threads under valgrind with 50000 instead of 2000 iterations per
+# thread, and the frame soak. The TSan run is 8 x 1M in both (about 11 s on 2
+# cores).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh" # cd to the root; root, sudo, step, pass, fail, install_missing
 full=${GPURES_RELIABILITY_FULL:-0}
@@ -107,9 +116,9 @@ if build tsan build-tsan clang "-fsanitize=thread -fno-omit-frame-pointer" test_
 fi
 
 # ---------------------------------------------------------------- libFuzzer
-step "libFuzzer: fuzz_create and fuzz_channel (build-fuzz)"
+step "libFuzzer: fuzz_create, fuzz_channel and fuzz_session (build-fuzz)"
 extra_cmake=(-DGPURES_BUILD_FUZZ=ON -DGPURES_BUILD_TESTS=OFF)
-if build fuzz build-fuzz clang "" fuzz_create fuzz_channel; then
+if build fuzz build-fuzz clang "" fuzz_create fuzz_channel fuzz_session; then
   # clang's runtime may leave llvm-symbolizer behind after a crash: output goes to files only.
   export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -152,6 +161,33 @@ if build fuzz build-fuzz clang "" fuzz_create fuzz_channel; then
   else
     fail "fuzz: fuzz_channel for $what (exit $?; see build-fuzz/artifacts-channel/)" "$log"
   fi
+  # Frame sessions: the saved regressions once, then fuzzing from a copy of the corpus, same bound.
+  log="$logs/fuzz-session-regressions.log"
+  if timeout 120 build-fuzz/fuzz_session native/fuzz/regressions_session/* >"$log" 2>&1; then
+    pass "fuzz: fuzz_session's saved regression inputs ($(ls native/fuzz/regressions_session | wc -l))"
+  else
+    fail "fuzz: fuzz_session's saved regression inputs (exit $?)" "$log"
+  fi
+  # One input is a conversation that waits on the service thread (about 2000 per second, not
+  # 30000): the long run is 1 million executions (about 9 minutes), the short one the same 30 s.
+  session_limit=("${limit[@]}")
+  session_what=$what
+  if [ "$full" = 1 ]; then
+    session_limit=(-runs=1000000)
+    session_what="1000000 executions"
+  fi
+  corpus=build-fuzz/corpus-session-run
+  mkdir -p "$corpus" build-fuzz/artifacts-session
+  cp -n native/fuzz/corpus_session/* native/fuzz/regressions_session/* "$corpus"/ 2>/dev/null
+  log="$logs/fuzz-session.log"
+  if timeout 3600 build-fuzz/fuzz_session "${session_limit[@]}" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts-session/ "$corpus" >"$log" 2>&1; then
+    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
+    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
+    pass "fuzz: fuzz_session for $session_what: ${execs:-?} executions, ${cov:-?}, no crash"
+  else
+    fail "fuzz: fuzz_session for $session_what (exit $?; see build-fuzz/artifacts-session/)" "$log"
+  fi
 fi
 
 # ---------------------------------------------------------- Worker lifetimes
@@ -165,6 +201,19 @@ if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; t
     pass "workers: 5000 lifetimes, then the main isolate still works ($(elapsed))"
   else
     fail "workers: 5000 lifetimes (exit $?)" "$log"
+  fi
+fi
+
+# ---------------------------------------------------------------- frame soak
+# A minute of pooled frames to consumer processes: nothing grows, every frame intact.
+if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; then
+  step "frame soak: 60 s, 1000 frames/s, 4 consumer processes"
+  log="$logs/frames-soak.log"
+  if timeout 300 deno run --allow-all bench/frames_soak.ts --seconds 60 --fps 1000 --consumers 4 \
+    >"$log" 2>&1; then
+    pass "soak: $(grep -o '"frames":{[^}]*}' "$log" | head -n1), no growth ($(elapsed))"
+  else
+    fail "soak: frames_soak (exit $?)" "$log"
   fi
 fi
 

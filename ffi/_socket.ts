@@ -100,6 +100,8 @@ export class Socket {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // A receiving session tells the sender which buffers it still holds before the end.
+    if (this.session !== null) lib().gpures_session_shutdown(this.session);
     lib().gpures_channel_shutdown(this.fd); // wakes waits here, ends the peer's
     if (this.#waits === 0) this.#closeFd();
   }

@@ -67,6 +67,8 @@ export const symbols = {
   // int gpures_session_forgotten(gpures_session *s, uint64_t *ids, uint32_t capacity,
   //                              uint32_t *out_count)
   gpures_session_forgotten: { parameters: ["pointer", "buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_session_shutdown(gpures_session *s)
+  gpures_session_shutdown: { parameters: ["pointer"], result: "i32" },
   // int gpures_session_close(gpures_session *s)
   gpures_session_close: { parameters: ["pointer"], result: "i32" },
   // const char *gpures_enum_set_name(uint32_t set)

@@ -16,7 +16,7 @@ import { check, lastError } from "./_native.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
-import { BufferViews } from "./_buffer_views.ts";
+import { PlaneCache } from "./plane_cache.ts";
 import type { PlaneView } from "./planes.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
@@ -158,7 +158,7 @@ export interface ReceiveOptions {
  */
 export class Channel extends EventTarget {
   readonly #socket: Socket;
-  readonly #views = new BufferViews();
+  readonly #views = new PlaneCache();
   #role = 0;
 
   /**

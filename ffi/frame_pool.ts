@@ -12,7 +12,7 @@ import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
 import { type FrameLayout, PixelFormat } from "./pixel_format.ts";
 import type { PlaneView } from "./planes.ts";
-import { BufferViews } from "./_buffer_views.ts";
+import { PlaneCache } from "./plane_cache.ts";
 import type { DmaBufHandle } from "./dma_buf.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
@@ -119,7 +119,7 @@ let nextTicket = 1;
  */
 export class FramePool {
   #pool: Deno.PointerValue;
-  readonly #views: BufferViews;
+  readonly #views: PlaneCache;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
   /** The options the pool was made with. */
@@ -127,7 +127,7 @@ export class FramePool {
 
   private constructor(pool: Deno.PointerValue, options: Required<FramePoolOptions>) {
     this.#pool = pool;
-    this.#views = new BufferViews(options.slots);
+    this.#views = new PlaneCache(options.slots);
     this.options = Object.freeze(options);
     this.layout = PixelFormat.layout(options.format, options.width, options.height, {
       rowAlign: options.rowAlign,
@@ -188,8 +188,6 @@ export class FramePool {
    */
   async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
     const keepAlive = own(options, "keepAlive") as TryAcquireOptions["keepAlive"];
-    const now = this.tryAcquire({ keepAlive });
-    if (now) return now;
     const timeout = own(options, "timeout") ?? -1;
     const signal = own(options, "signal") as AbortSignal | undefined;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -199,6 +197,9 @@ export class FramePool {
         "signal",
       );
     }
+    signal?.throwIfAborted(); // as fetch() does: an aborted signal wins over a free slot
+    const now = this.tryAcquire({ keepAlive });
+    if (now) return now;
     if (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < -1) {
       throw new InvalidHandleError(
         `Cannot acquire: timeout must be a whole number of milliseconds, not ${String(timeout)}`,

@@ -1002,7 +1002,7 @@ typedef struct gpures_pool_stats {
   uint32_t high_water;     /* the most slots in use at once */
   uint64_t acquired;       /* frames handed out */
   uint64_t waits;          /* acquires that found no free slot and waited */
-  uint64_t timeouts;       /* acquires that gave up */
+  uint64_t timeouts;       /* acquires that waited and gave up (a try with timeout 0 is none) */
   uint64_t buffer_size;    /* bytes of one slot */
 } gpures_pool_stats;
 
@@ -1107,6 +1107,13 @@ GPURES_API int gpures_session_forgotten(gpures_session *session, uint64_t *ids, 
 ** reused. The pointer must not be used after this call.
 */
 GPURES_API int gpures_session_close(gpures_session *session);
+/*
+** Ends the session as gpures_session_close() does (a receiver first tells the
+** sender which buffers it still holds, then the peer sees the end) but keeps
+** the session and its fd until gpures_session_close(), for a host whose
+** other threads may still be waiting on the fd. Idempotent.
+*/
+GPURES_API int gpures_session_shutdown(gpures_session *session);
 
 #ifdef __cplusplus
 }

@@ -416,7 +416,7 @@ static void an_acquire_with_no_free_slot_times_out_after_its_timeout(void) {
   double waited = now_ms() - t0;
   CHECK(waited >= 49 && waited < 500);
   gpures_pool_stats s = pool_stats(p);
-  CHECK_EQ(s.timeouts, 2);
+  CHECK_EQ(s.timeouts, 1); /* a try (0 ms) that finds none is no timeout */
   CHECK_EQ(s.waits, 1); /* the 0 ms one gave up without waiting */
   CHECK_EQ(s.in_use, 3);
   CHECK_EQ(s.acquired, 3);

@@ -208,7 +208,7 @@ static struct timespec deadline_after(int32_t ms) {
 }
 
 static int timed_out(gpures__op op, gpures_pool *p, int32_t timeout_ms) {
-  p->stats.timeouts++;
+  if (timeout_ms != 0) p->stats.timeouts++; /* a try that finds none is no timeout */
   return gpures__fail(op, GPURES_E_TIMED_OUT, "timeout",
                       "no slot came free within %d ms: all %u are held", timeout_ms, p->num_slots);
 }

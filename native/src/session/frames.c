@@ -285,6 +285,16 @@ static int cache_buffer(gpures__op op, gpures_session *s, uint64_t peer_id, gpur
   return status;
 }
 
+/* Takes a buffer out of the cache again (its announcement was refused after all). */
+static void uncache(gpures_session *s, cached_buffer *b) {
+  uint32_t at;
+  pthread_mutex_lock(&s->mu);
+  bool found = cached(s, b->peer_id, &at) == b;
+  if (found) s->cache[at] = s->cache[--s->num_cache], s->stats.announced--;
+  pthread_mutex_unlock(&s->mu);
+  if (found) buffer_unref(b);
+}
+
 /* A frame over a cached buffer, carrying the message's metadata. */
 static int frame_of(gpures__op op, gpures_session *s, cached_buffer *b, const gpures__wire_header *h,
                     const unsigned char *body, gpures_handle *out) {
@@ -345,6 +355,7 @@ static int take_frame(gpures__op op, gpures_session *s, const gpures__wire_heade
   }
   status = frame_of(op, s, b, h, body, out);
   if (!h->desc_size) buffer_unref(b); /* the lookup's reference */
+  else if (status != GPURES_OK) uncache(s, b); /* a refused announcement leaves nothing behind */
   return status;
 }
 

@@ -120,11 +120,13 @@ static void drop_cache(gpures_session *s) {
   gpures__free(cache);
 }
 
-int gpures_session_close(gpures_session *s) {
+int gpures_session_shutdown(gpures_session *s) {
   if (!s) return GPURES_OK;
   pthread_mutex_lock(&s->mu);
+  bool first = !s->closed;
   s->closed = true;
   pthread_mutex_unlock(&s->mu);
+  if (!first) return GPURES_OK;
   /*
   ** Out of the service thread's hands before the shutdown: it would read the
   ** end the shutdown makes as the peer's, and let the flights go unretired. A
@@ -139,6 +141,12 @@ int gpures_session_close(gpures_session *s) {
   } else {
     drop_cache(s);
   }
+  return GPURES_OK;
+}
+
+int gpures_session_close(gpures_session *s) {
+  if (!s) return GPURES_OK;
+  (void)gpures_session_shutdown(s);
   gpures__session_unref(s);
   return GPURES_OK;
 }

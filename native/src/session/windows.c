@@ -44,4 +44,5 @@ int gpures_session_forgotten(gpures_session *s, uint64_t *ids, uint32_t capacity
 }
 
 int gpures_session_close(gpures_session *s) { return (void)s, GPURES_OK; }
+int gpures_session_shutdown(gpures_session *s) { return (void)s, GPURES_OK; }
 #endif

@@ -1,16 +1,37 @@
 // Plane views cached by buffer identity: a pool slot, or a buffer a channel
 // received, is mapped once, and every later frame of it gets the same views.
+// FramePool and Channel keep one each; a Worker given raw frames keeps its own.
 
 import type { DmaBufHandle } from "./dma_buf.ts";
 import { formatOfFourcc } from "./pixel_format.ts";
 import { type PlaneView, viewsOf } from "./planes.ts";
 
-/** Views by buffer id; a buffer's entry goes when its owner says the buffer is gone. */
-export class BufferViews {
+/**
+ * Typed views of frames' planes, made once per buffer (`bufferId`)
+ * and given again for every later frame of that buffer: no `mmap` per frame.
+ * `FramePool.planes()` and `Channel.planes()` use one; code that gets
+ * frames another way (a Worker adopting raw handles) keeps its own. Forget a
+ * buffer when its owner says it is gone (a channel's `buffergone` event).
+ *
+ * @example
+ * ```ts
+ * import { FramePool, PlaneCache } from "@gpures/gpures";
+ * using pool = FramePool.create({ format: "NV12", width: 64, height: 32, slots: 1 });
+ * const cache = new PlaneCache();
+ * using first = pool.tryAcquire()!;
+ * const views = cache.of(first);
+ * first.release();
+ * using second = pool.tryAcquire()!;
+ * console.log(cache.of(second) === views); // true: the same slot, the same views
+ * ```
+ */
+export class PlaneCache {
   readonly #views = new Map<bigint, PlaneView[]>();
 
   /**
-   * `limit`: the most buffers alive at once (a pool's slots). A slot whose
+   * Makes an empty cache.
+   *
+   * @param limit The most buffers alive at once (a pool's slots). A slot whose
    * memory was given away gets a new buffer, so views past the limit are of
    * buffers that are gone: the oldest go first.
    */
@@ -47,6 +68,7 @@ export class BufferViews {
     this.#views.delete(id);
   }
 
+  /** Drops every buffer's views. */
   clear(): void {
     this.#views.clear();
   }

@@ -1,0 +1,245 @@
+// The frame soak: one producer, a FramePool, and consumer processes that each
+// receive every frame through a Channel of their own, for a long while. It
+// proves that a steady stream leaks nothing anywhere: no fd, no mapping, no
+// growing memory, in the producer or in a consumer, and that no frame is
+// overwritten while a consumer reads it (each frame's words say which frame
+// they are; consumers check all of them).
+//
+//   deno run --allow-all bench/frames_soak.ts [--seconds 60] [--fps 1000]
+//       [--consumers 4] [--width 160] [--height 120] [--slots 16]
+//
+// Every second it samples each process: open fds (/proc/PID/fd), RSS
+// (VmRSS), liveMappings() (the consumers report theirs), and the pool's
+// stats. At the end it prints one JSON line: first/last/max of each, the
+// frame counts, and "ok". It exits non-zero when, after the first 5 s
+// (warm-up: V8, the blocking pool's threads, one mapping per slot), the fds
+// or mappings of any process grew or its RSS grew by more than 10%, or when
+// any frame was missing, out of order or not intact. .ci/reliability.sh runs
+// it in the full mode only (GPURES_RELIABILITY_FULL=1). Linux only.
+
+import { Channel, type DmaBufHandle, FramePool, liveMappings } from "../mod.ts";
+import { paint, patternMeta } from "../tests/_support/frame_pattern.ts";
+
+const WARMUP_S = 5;
+const RSS_GROWTH = 0.10;
+
+function flags(): Record<string, number> {
+  const out: Record<string, number> = {
+    seconds: 60,
+    fps: 1000,
+    consumers: 4,
+    width: 160,
+    height: 120,
+    slots: 16,
+  };
+  for (let i = 0; i < Deno.args.length; i += 2) {
+    const name = Deno.args[i].replace(/^--/, "");
+    const value = Number(Deno.args[i + 1]);
+    if (!(name in out) || !Number.isFinite(value) || value <= 0) {
+      throw new TypeError(`unknown flag or bad value: ${Deno.args[i]} ${Deno.args[i + 1]}`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ samples
+
+/** first (after the warm-up), last and max of one figure of one process. */
+class Series {
+  first = -1;
+  last = -1;
+  max = -1;
+
+  add(value: number, warm: boolean): void {
+    if (!warm) return;
+    if (this.first < 0) this.first = value;
+    this.last = value;
+    this.max = Math.max(this.max, value);
+  }
+
+  toJSON() {
+    return { first: this.first, last: this.last, max: this.max };
+  }
+}
+
+interface ProcessFigures {
+  pid: number;
+  fds: Series;
+  mappings: Series;
+  rssKiB: Series;
+  heapKiB: Series; // V8's heap (heapTotal): tells a growing RSS that is V8's from a leak
+}
+
+const figures = (pid: number): ProcessFigures => ({
+  pid,
+  fds: new Series(),
+  mappings: new Series(),
+  rssKiB: new Series(),
+  heapKiB: new Series(),
+});
+
+function openFds(pid: number): number {
+  let n = 0;
+  for (const _ of Deno.readDirSync(`/proc/${pid}/fd`)) n++;
+  return n;
+}
+
+function rssKiB(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+}
+
+// ----------------------------------------------------------------- consumers
+
+interface Consumer {
+  child: Deno.ChildProcess;
+  channel: Channel;
+  report: Record<string, unknown> & {
+    mappings?: number;
+    heapKiB?: number;
+    frames?: number;
+    final?: boolean;
+  };
+  done: Promise<void>;
+  figures: ProcessFigures;
+}
+
+/** Keeps the consumer's latest JSON line. */
+async function readReports(c: Consumer): Promise<void> {
+  const lines = c.child.stdout.pipeThrough(new TextDecoderStream());
+  let pending = "";
+  for await (const chunk of lines) {
+    pending += chunk;
+    for (let nl; (nl = pending.indexOf("\n")) >= 0; pending = pending.slice(nl + 1)) {
+      c.report = JSON.parse(pending.slice(0, nl));
+    }
+  }
+}
+
+async function startConsumers(n: number): Promise<Consumer[]> {
+  const path = `/tmp/gpures-frames-soak-${Deno.pid}.sock`;
+  const listener = Channel.listen(path);
+  const script = new URL("./_frames_soak_consumer.ts", import.meta.url).pathname;
+  const consumers: Consumer[] = [];
+  for (let i = 0; i < n; i++) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", script, path],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const channel = await listener.accept();
+    const c: Consumer = {
+      child,
+      channel,
+      report: {},
+      done: Promise.resolve(),
+      figures: figures(child.pid),
+    };
+    c.done = readReports(c);
+    consumers.push(c);
+  }
+  listener.close();
+  return consumers;
+}
+
+// ------------------------------------------------------------------ producer
+
+/** Sends frame after frame to every consumer, paced to `fps`, until `until` (ms, performance.now). */
+async function produce(pool: FramePool, consumers: Consumer[], fps: number, until: number) {
+  const start = performance.now();
+  let sent = 0;
+  while (performance.now() < until) {
+    const due = Math.floor(((performance.now() - start) * fps) / 1000);
+    if (sent >= due) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      continue;
+    }
+    const frame: DmaBufHandle = await pool.acquire({ timeout: 10_000 });
+    frame.setMeta(patternMeta(sent, paint(pool.planes(frame), sent)));
+    for (const c of consumers) await c.channel.send(frame);
+    frame.release(); // the slot comes home after every consumer's release
+    sent++;
+  }
+  return sent;
+}
+
+function sample(pool: FramePool, me: ProcessFigures, consumers: Consumer[], warm: boolean) {
+  me.fds.add(openFds(Deno.pid), warm);
+  me.mappings.add(liveMappings(), warm);
+  me.rssKiB.add(rssKiB(Deno.pid), warm);
+  me.heapKiB.add(Math.round(Deno.memoryUsage().heapTotal / 1024), warm);
+  for (const c of consumers) {
+    c.figures.fds.add(openFds(c.child.pid), warm);
+    c.figures.rssKiB.add(rssKiB(c.child.pid), warm);
+    if (c.report.mappings !== undefined) c.figures.mappings.add(c.report.mappings, warm);
+    if (c.report.heapKiB !== undefined) c.figures.heapKiB.add(c.report.heapKiB, warm);
+  }
+  return pool.stats;
+}
+
+/** Why the run failed, or nothing: growth after the warm-up, frames lost or not intact. */
+function failures(all: ProcessFigures[], consumers: Consumer[], sent: number): string[] {
+  const why: string[] = [];
+  for (const p of all) {
+    if (p.fds.last > p.fds.first) why.push(`pid ${p.pid}: fds ${p.fds.first} -> ${p.fds.last}`);
+    if (p.mappings.last > p.mappings.first) {
+      why.push(`pid ${p.pid}: mappings ${p.mappings.first} -> ${p.mappings.last}`);
+    }
+    if (p.rssKiB.last > p.rssKiB.first * (1 + RSS_GROWTH)) {
+      why.push(`pid ${p.pid}: RSS ${p.rssKiB.first} -> ${p.rssKiB.last} KiB`);
+    }
+  }
+  for (const c of consumers) {
+    const r = c.report;
+    if (!r.final) why.push(`consumer ${c.child.pid} sent no final report`);
+    if (r.frames !== sent || r.intact !== sent || r.corrupt || r.outOfOrder) {
+      why.push(`consumer ${c.child.pid}: ${JSON.stringify(r)} of ${sent} frames`);
+    }
+  }
+  return why;
+}
+
+async function main(): Promise<number> {
+  const f = flags();
+  const pool = FramePool.create({
+    format: "NV12",
+    width: f.width,
+    height: f.height,
+    slots: f.slots,
+  });
+  const consumers = await startConsumers(f.consumers);
+  const me = figures(Deno.pid);
+  const started = performance.now();
+  let stats = pool.stats;
+  const ticker = setInterval(() => {
+    stats = sample(pool, me, consumers, performance.now() - started >= WARMUP_S * 1000);
+  }, 1000);
+  const sent = await produce(pool, consumers, f.fps, started + f.seconds * 1000);
+  const seconds = (performance.now() - started) / 1000;
+  // One last sample with every frame back, before anything closes.
+  while (pool.stats.inUse) await new Promise((resolve) => setTimeout(resolve, 5));
+  clearInterval(ticker);
+  stats = sample(pool, me, consumers, true);
+  for (const c of consumers) c.channel.close();
+  await Promise.all(consumers.map(async (c) => (await c.done, await c.child.status)));
+  pool.close();
+  const all = [me, ...consumers.map((c) => c.figures)];
+  const why = failures(all, consumers, sent);
+  console.log(JSON.stringify({
+    seconds: Math.round(seconds * 10) / 10,
+    fps: f.fps,
+    achievedFps: Math.round(sent / seconds),
+    frame: { format: "NV12", width: f.width, height: f.height, bytes: stats.bufferSize },
+    frames: { sent, delivered: consumers.map((c) => c.report.intact ?? 0) },
+    producer: me,
+    consumers: consumers.map((c) => c.figures),
+    pool: stats,
+    ok: why.length === 0,
+    failures: why,
+  }));
+  return why.length ? 1 : 0;
+}
+
+Deno.exit(await main());

@@ -1,0 +1,81 @@
+// The README's media-server demo (examples/frame_server.ts) keeps working:
+// a producer process and a consumer process, every frame checked end to end,
+// nothing left behind. Short runs; the demo's own defaults are longer.
+
+import assert from "node:assert/strict";
+
+const linux = Deno.build.os === "linux";
+const demo = new URL("../examples/frame_server.ts", import.meta.url).pathname;
+
+async function hasFfmpeg(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("ffmpeg", { args: ["-version"], stdout: "null" }).output())
+      .success;
+  } catch {
+    return false;
+  }
+}
+const ffmpeg = linux && await hasFfmpeg();
+
+/** Runs the demo with `args` and --json; its report (the last line of stdout). */
+async function run(...args: string[]): Promise<Record<string, unknown>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--v8-flags=--expose-gc", demo, "--json", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+  const text = new TextDecoder();
+  const stdout = text.decode(out.stdout).trim();
+  assert.equal(out.code, 0, `the demo failed:\n${stdout}\n${text.decode(out.stderr)}`);
+  return JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
+}
+
+function assertClean(report: Record<string, unknown>, frames: number): void {
+  assert.equal(report.received, frames);
+  assert.equal(report.intact, frames, "every frame's checksum matches on the other side");
+  assert.equal(report.dropped, 0);
+  assert.equal(report.handlesAfter, 0, "no handle is left in the producer");
+  assert.equal(report.consumerHandlesAfter, 0, "nor in the consumer");
+  assert.equal(report.mappingsAfter, 0, "the pool's mappings go with it");
+}
+
+Deno.test({
+  name: "the frame server moves NV12 frames to another process intact, and leaves nothing behind",
+  ignore: !linux,
+  async fn() {
+    assertClean(await run("--frames", "30", "--size", "320x240"), 30);
+  },
+});
+
+Deno.test({
+  name: "the frame server's producer waits for a slow consumer instead of overwriting (P010)",
+  ignore: !linux,
+  async fn() {
+    const report = await run(
+      "--frames",
+      "16",
+      "--size",
+      "160x96",
+      "--format",
+      "P010",
+      "--slots",
+      "2",
+      "--slow-consumer-ms",
+      "10",
+    );
+    assertClean(report, 16);
+    assert.ok((report.poolWaits as number) > 0, "the producer had to wait for its slots");
+  },
+});
+
+Deno.test({
+  name: "the frame server decodes a real stream with ffmpeg into the pool and encodes it back",
+  // Needs ffmpeg on PATH: `apt-get install ffmpeg` (.ci/run installs it).
+  ignore: !ffmpeg,
+  async fn() {
+    const report = await run("--frames", "12", "--size", "320x240", "--ffmpeg");
+    assertClean(report, 12);
+    assert.ok(report.encoded, "the consumer's output was encoded");
+  },
+});
