@@ -63,6 +63,7 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/src/map/napi_buffers.c",
   "native/src/map/windows.c",
   "native/src/os/errno_names.c",
+  "native/src/os/pin.c",
   "native/src/os/posix.c",
   "native/src/os/windows.c",
   "native/src/session/frames.c",

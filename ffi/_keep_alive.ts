@@ -174,13 +174,13 @@ const WAIT_SLICE_MS = 1000;
 
 async function waitForReleases(): Promise<void> {
   waiting = true;
-  const pending = new Uint32Array(1);
   try {
     while (liveRecords > 0 && queue) {
-      const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, pending);
+      // No out-buffer: the isolate may end while the wait runs, and its memory with it.
+      const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, null);
       unrefOp!(wait);
       if (await wait !== 0) return; // the queue closed: the isolate is ending
-      if (pending[0]) report(drain());
+      report(drain());
     }
   } finally {
     waiting = false;

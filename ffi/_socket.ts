@@ -85,7 +85,8 @@ export class Socket {
     const ready = new Uint32Array(1);
     let status: number;
     try {
-      status = await lib().gpures_channel_wait(this.fd, events, WAIT_SLICE_MS, ready);
+      // No out-buffer: an isolate that ends mid-wait frees its memory; the caller tries again.
+      status = await lib().gpures_channel_wait(this.fd, events, WAIT_SLICE_MS, null);
     } finally {
       this.#waits--;
       if (this.closed && this.#waits === 0) this.#closeFd();

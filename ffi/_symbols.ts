@@ -28,7 +28,7 @@ export const symbols = {
   // thread of Deno's: releases made elsewhere wake the isolate at once.
   gpures_event_queue_wait_async: {
     name: "gpures_event_queue_wait",
-    parameters: ["u32", "i32", "buffer"],
+    parameters: ["u32", "i32", "pointer"], // always null: see gpures_pool_wait_async
     result: "i32",
     nonblocking: true,
   },
@@ -43,10 +43,11 @@ export const symbols = {
   // int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   //                         const gpures_create_options *options, gpures_handle *out_frame)
   gpures_pool_acquire: { parameters: ["pointer", "i32", "u32", "buffer", "buffer"], result: "i32" },
-  // The same call on a thread of Deno's, for a wait that must not block the event loop.
-  gpures_pool_acquire_async: {
-    name: "gpures_pool_acquire",
-    parameters: ["pointer", "i32", "u32", "buffer", "buffer"],
+  // int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket), on a thread of
+  // Deno's: no buffer crosses, since the isolate may end (and free it) while the wait runs.
+  gpures_pool_wait_async: {
+    name: "gpures_pool_wait",
+    parameters: ["pointer", "i32", "u32"],
     result: "i32",
     nonblocking: true,
   },
@@ -176,7 +177,7 @@ export const symbols = {
   // int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready),
   // awaited off the isolate's thread
   gpures_channel_wait: {
-    parameters: ["i32", "u32", "i32", "buffer"],
+    parameters: ["i32", "u32", "i32", "pointer"], // out_ready null: the isolate may end mid-wait
     result: "i32",
     nonblocking: true,
   },

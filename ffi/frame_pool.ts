@@ -189,6 +189,13 @@ export class FramePool {
   async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
     const keepAlive = own(options, "keepAlive") as TryAcquireOptions["keepAlive"];
     const timeout = own(options, "timeout") ?? -1;
+    if (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < -1) {
+      throw new InvalidHandleError(
+        `Cannot acquire: timeout must be a whole number of milliseconds, not ${String(timeout)}`,
+        "INVALID_VALUE",
+        "timeout",
+      );
+    }
     const signal = own(options, "signal") as AbortSignal | undefined;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw new InvalidHandleError(
@@ -200,25 +207,22 @@ export class FramePool {
     signal?.throwIfAborted(); // as fetch() does: an aborted signal wins over a free slot
     const now = this.tryAcquire({ keepAlive });
     if (now) return now;
-    if (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < -1) {
-      throw new InvalidHandleError(
-        `Cannot acquire: timeout must be a whole number of milliseconds, not ${String(timeout)}`,
-        "INVALID_VALUE",
-        "timeout",
-      );
-    }
-    signal?.throwIfAborted();
     const pool = this.#live("acquire");
     const ticket = nextTicket++;
-    const out = new BigUint64Array(1);
-    const keep = keepAliveOptions(keepAlive);
     const abort = () => lib().gpures_pool_cancel(pool, ticket);
     signal?.addEventListener("abort", abort, { once: true });
+    const until = timeout < 0 ? Infinity : performance.now() + timeout;
     try {
-      const status = await lib().gpures_pool_acquire_async(pool, timeout, ticket, keep.bytes, out);
-      if (status === CANCELLED && signal?.aborted) throw keep.drop(), signal.reason;
-      if (status !== 0) throw keep.drop(), lastError(status);
-      return keep.adopt(out[0]);
+      for (;;) {
+        // Wait off the event loop for a slot to come free, then take it here: another
+        // acquire may be faster, and then this one waits again for what time is left.
+        const left = until === Infinity ? -1 : Math.max(0, Math.ceil(until - performance.now()));
+        const status = await lib().gpures_pool_wait_async(pool, left, ticket);
+        if (status === CANCELLED && signal?.aborted) throw signal.reason;
+        if (status !== 0) throw lastError(status);
+        const frame = this.tryAcquire({ keepAlive });
+        if (frame) return frame;
+      }
     } finally {
       signal?.removeEventListener("abort", abort);
     }

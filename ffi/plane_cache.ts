@@ -35,7 +35,7 @@ export class PlaneCache {
    * memory was given away gets a new buffer, so views past the limit are of
    * buffers that are gone: the oldest go first.
    */
-  constructor(readonly limit = Infinity) {}
+  constructor(readonly limit: number = Infinity) {}
 
   /** The frame's plane views: made (one mapping) for its buffer's first frame, reused after. */
   of(frame: DmaBufHandle): PlaneView[] {

@@ -403,9 +403,10 @@ GPURES_API int gpures_event_queue_close_on_thread_exit(uint32_t queue);
 /*
 ** Waits up to timeout_ms (-1: no limit) until the queue has an event, and
 ** gives the number waiting (0 when the time ran out). GPURES_E_STALE when
-** the queue is closed, before or during the wait. For a host's helper thread:
-** a Deno isolate runs it as a nonblocking FFI call, so releases made in other
-** isolates or native threads reach it at once instead of at its next poll.
+** the queue is closed, before or during the wait. out_pending may be NULL.
+** For a host's helper thread: a Deno isolate runs it as a nonblocking FFI
+** call (passing no buffer, which the isolate's end could free mid-call), so
+** releases made in other isolates or native threads reach it at once.
 */
 GPURES_API int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending);
 /* Events waiting in the queue (0 for a closed or unknown queue). */
@@ -842,7 +843,10 @@ GPURES_API int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out
 /*
 ** Waits up to timeout_ms (-1: no limit, 0: just look) until `events`
 ** (GPURES_CHANNEL_READABLE, WRITABLE) hold; *out_ready gets those that do,
-** plus GPURES_CHANNEL_HANGUP. Meant for a host that waits on another thread.
+** plus GPURES_CHANNEL_HANGUP (out_ready may be NULL: a caller that simply
+** tries again). Meant for a host that waits on another thread. Such a host
+** should pass no memory it may free before the call returns: a JavaScript
+** isolate can end while its wait still runs.
 */
 GPURES_API int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready);
 /*
@@ -1018,7 +1022,14 @@ GPURES_API int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **ou
 */
 GPURES_API int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
                                    const gpures_create_options *options, gpures_handle *out_frame);
-/* Ends the wait of the acquire with this ticket, now or when it begins. */
+/*
+** Waits up to timeout_ms (-1: no limit) until a slot is free, without taking
+** it; statuses as gpures_pool_acquire(). For hosts that wait on a helper
+** thread and then take the slot on their own (with timeout 0, trying again
+** if another acquire was faster): the wait writes to no caller memory.
+*/
+GPURES_API int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket);
+/* Ends the wait of the acquire (or gpures_pool_wait) with this ticket, now or when it begins. */
 GPURES_API int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket);
 GPURES_API int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out);
 /*

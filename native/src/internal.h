@@ -86,6 +86,12 @@ int gpures__fd_dup(int fd);
 /* Marks fd close-on-exec; 0 on success, -1 with errno set. */
 int gpures__fd_adopt(int fd);
 void gpures__fd_close(int fd);
+/*
+** Keeps the library mapped until the process ends (os/pin.c). Called before
+** anything that may leave a thread inside it after the host lets go: a
+** blocking wait a host runs on a helper thread, the service thread.
+*/
+void gpures__pin_library(void);
 /* The fd's size in bytes when it can be read without side effects, else -1. */
 int64_t gpures__fd_size(int fd);
 /* 1 when fd names an open file, else 0. */

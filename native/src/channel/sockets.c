@@ -331,12 +331,14 @@ int gpures_channel_pair(int out_fds[2]) {
 
 int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready) {
   gpures__op op = {"wait on", 0};
-  if (!out_ready) return gpures__fail(op, GPURES_E_NULL_POINTER, "outReady", "outReady is null");
+  uint32_t ignored;
+  if (!out_ready) out_ready = &ignored; /* a caller that just tries again */
   *out_ready = 0;
   if (events & ~(GPURES_CHANNEL_READABLE | GPURES_CHANNEL_WRITABLE))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "events", "events has unknown bits 0x%x",
                         events);
   if (fd < 0) return gpures__fail(op, GPURES_E_INVALID_VALUE, "fd", "fd %d is not open", fd);
+  if (timeout_ms != 0) gpures__pin_library();
   struct pollfd p = {fd, 0, 0};
   if (events & GPURES_CHANNEL_READABLE) p.events |= POLLIN;
   if (events & GPURES_CHANNEL_WRITABLE) p.events |= POLLOUT;

@@ -213,16 +213,26 @@ static int timed_out(gpures__op op, gpures_pool *p, int32_t timeout_ms) {
                       "no slot came free within %d ms: all %u are held", timeout_ms, p->num_slots);
 }
 
-/* Waits (locked) for a free slot; the status says why there is none. */
+/* A free slot, without taking it; NULL when none is. Called locked. */
+static pool_slot *peek_free(gpures_pool *p) {
+  for (uint32_t i = 0; i < p->num_slots; i++)
+    if (!p->slots[i].busy && p->slots[i].fd >= 0) return &p->slots[i];
+  return NULL;
+}
+
+/*
+** Waits (locked) for a free slot and takes it (`take`) or only sees it; the
+** status says why there is none.
+*/
 static int wait_for_slot(gpures__op op, gpures_pool *p, int32_t timeout_ms, uint32_t ticket,
-                         pool_slot **out) {
+                         bool take, pool_slot **out) {
   struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
   bool expired = false;
   for (bool waited = false;; waited = true) {
     if (p->closed) return gpures__fail(op, GPURES_E_STALE, "pool", "the pool is closed");
     if (cancelled(p, ticket))
       return gpures__fail(op, GPURES_E_CANCELLED, "", "the acquire was cancelled");
-    if ((*out = take_free(p))) return GPURES_OK;
+    if ((*out = take ? take_free(p) : peek_free(p))) return GPURES_OK;
     if (!any_alive(p)) /* every slot's memory was given away and none could be made anew */
       return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "pool",
                           "no slot has memory: retired buffers could not be replaced");
@@ -240,9 +250,10 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   *out_frame = 0;
   if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
   pool_slot *ps = NULL;
+  if (timeout_ms != 0) gpures__pin_library();
   pthread_mutex_lock(&pool->mu);
   pool->waiters++;
-  int status = wait_for_slot(op, pool, timeout_ms, ticket, &ps);
+  int status = wait_for_slot(op, pool, timeout_ms, ticket, true, &ps);
   pool->waiters--;
   bool done = finished(pool);
   gpures_dma_buf_handle_desc frame = pool->frame;
@@ -259,6 +270,21 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
     pthread_mutex_unlock(&pool->mu);
     slot_returned(ps, false);
   }
+  return status;
+}
+
+int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket) {
+  gpures__op op = pool_op("wait on a pool of");
+  if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
+  pool_slot *ps = NULL;
+  gpures__pin_library();
+  pthread_mutex_lock(&pool->mu);
+  pool->waiters++;
+  int status = wait_for_slot(op, pool, timeout_ms, ticket, false, &ps);
+  pool->waiters--;
+  bool done = finished(pool);
+  pthread_mutex_unlock(&pool->mu);
+  if (done) pool_free(pool);
   return status;
 }
 
@@ -324,6 +350,10 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   return unsupported("acquire");
 }
 int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket) { (void)pool, (void)ticket; return unsupported("cancel"); }
+int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket) {
+  (void)pool, (void)timeout_ms, (void)ticket;
+  return unsupported("wait on a pool of");
+}
 int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) { (void)pool, (void)out; return unsupported("read the stats of"); }
 int gpures_pool_close(gpures_pool *pool) { (void)pool; return GPURES_OK; }
 #endif

@@ -103,6 +103,7 @@ static int start(gpures__op op) {
     }
   }
   if (running) return GPURES_OK;
+  gpures__pin_library();
   if (thread) pthread_join(thread, NULL); /* the last one ended; reap it */
   int err = pthread_create(&thread, NULL, run, NULL);
   if (err) return thread = 0, gpures__os_fail(op, "", "pthread_create()", err);
