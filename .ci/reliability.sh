@@ -209,7 +209,7 @@ fi
 if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; then
   step "frame soak: 60 s, 1000 frames/s, 4 consumer processes"
   log="$logs/frames-soak.log"
-  if timeout 300 deno run --allow-all bench/frames_soak.ts --seconds 60 --fps 1000 --consumers 4 \
+  if timeout 300 deno run --allow-all --v8-flags=--expose-gc bench/frames_soak.ts --seconds 60 --fps 1000 --consumers 4 \
     >"$log" 2>&1; then
     pass "soak: $(grep -o '"frames":{[^}]*}' "$log" | head -n1), no growth ($(elapsed))"
   else

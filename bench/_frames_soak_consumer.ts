@@ -18,7 +18,16 @@ let last = -1;
 
 function report(final: boolean): void {
   const heapKiB = Math.round(Deno.memoryUsage().heapTotal / 1024); // V8's share of the RSS
-  const line = { ...seen, mappings: liveMappings(), handles: liveHandles(), heapKiB, final };
+  (globalThis as { gc?: () => void }).gc?.();
+  const liveKiB = Math.round(Deno.memoryUsage().heapUsed / 1024); // what a leak would grow
+  const line = {
+    ...seen,
+    mappings: liveMappings(),
+    handles: liveHandles(),
+    heapKiB,
+    liveKiB,
+    final,
+  };
   console.log(JSON.stringify(line));
 }
 

@@ -9,12 +9,14 @@
 //       [--consumers 4] [--width 160] [--height 120] [--slots 16]
 //
 // Every second it samples each process: open fds (/proc/PID/fd), RSS
-// (VmRSS), liveMappings() (the consumers report theirs), and the pool's
-// stats. At the end it prints one JSON line: first/last/max of each, the
-// frame counts, and "ok". It exits non-zero when, after the first 5 s
-// (warm-up: V8, the blocking pool's threads, one mapping per slot), the fds
-// or mappings of any process grew or its RSS grew by more than 10%, or when
-// any frame was missing, out of order or not intact. .ci/reliability.sh runs
+// (VmRSS), V8's heap (its size, and what it holds after a full collection:
+// run with --v8-flags=--expose-gc), liveMappings() (the consumers report
+// theirs), and the pool's stats. At the end it prints one JSON line: first/
+// last/max of each, the frame counts, and "ok". It exits non-zero when, after
+// the first 5 s (warm-up: V8, the blocking pool's threads, one mapping per
+// slot), the fds or mappings of any process grew, what its V8 heap holds or
+// its RSS outside V8's heap grew by more than 10%, or when any frame was
+// missing, out of order or not intact. .ci/reliability.sh runs
 // it in the full mode only (GPURES_RELIABILITY_FULL=1). Linux only.
 
 import { Channel, type DmaBufHandle, FramePool, liveMappings } from "../mod.ts";
@@ -69,6 +71,7 @@ interface ProcessFigures {
   mappings: Series;
   rssKiB: Series;
   heapKiB: Series; // V8's heap (heapTotal): tells a growing RSS that is V8's from a leak
+  liveKiB: Series; // what the V8 heap holds after a full collection: a JS leak grows this
 }
 
 const figures = (pid: number): ProcessFigures => ({
@@ -77,7 +80,14 @@ const figures = (pid: number): ProcessFigures => ({
   mappings: new Series(),
   rssKiB: new Series(),
   heapKiB: new Series(),
+  liveKiB: new Series(),
 });
+
+/** V8's heap after a full collection (the soak runs with --expose-gc). */
+export function liveHeapKiB(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return Math.round(Deno.memoryUsage().heapUsed / 1024);
+}
 
 function openFds(pid: number): number {
   let n = 0;
@@ -98,6 +108,7 @@ interface Consumer {
   report: Record<string, unknown> & {
     mappings?: number;
     heapKiB?: number;
+    liveKiB?: number;
     frames?: number;
     final?: boolean;
   };
@@ -124,7 +135,7 @@ async function startConsumers(n: number): Promise<Consumer[]> {
   const consumers: Consumer[] = [];
   for (let i = 0; i < n; i++) {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-all", script, path],
+      args: ["run", "--allow-all", "--v8-flags=--expose-gc", script, path],
       stdin: "null",
       stdout: "piped",
       stderr: "inherit",
@@ -170,11 +181,13 @@ function sample(pool: FramePool, me: ProcessFigures, consumers: Consumer[], warm
   me.mappings.add(liveMappings(), warm);
   me.rssKiB.add(rssKiB(Deno.pid), warm);
   me.heapKiB.add(Math.round(Deno.memoryUsage().heapTotal / 1024), warm);
+  me.liveKiB.add(liveHeapKiB(), warm);
   for (const c of consumers) {
     c.figures.fds.add(openFds(c.child.pid), warm);
     c.figures.rssKiB.add(rssKiB(c.child.pid), warm);
     if (c.report.mappings !== undefined) c.figures.mappings.add(c.report.mappings, warm);
     if (c.report.heapKiB !== undefined) c.figures.heapKiB.add(c.report.heapKiB, warm);
+    if (c.report.liveKiB !== undefined) c.figures.liveKiB.add(c.report.liveKiB, warm);
   }
   return pool.stats;
 }
@@ -187,8 +200,14 @@ function failures(all: ProcessFigures[], consumers: Consumer[], sent: number): s
     if (p.mappings.last > p.mappings.first) {
       why.push(`pid ${p.pid}: mappings ${p.mappings.first} -> ${p.mappings.last}`);
     }
-    if (p.rssKiB.last > p.rssKiB.first * (1 + RSS_GROWTH)) {
-      why.push(`pid ${p.pid}: RSS ${p.rssKiB.first} -> ${p.rssKiB.last} KiB`);
+    // V8 sizes its heap to the allocation rate for minutes; what it holds after a full
+    // collection, and the RSS outside its heap, are what a leak grows.
+    if (p.liveKiB.last > p.liveKiB.first * (1 + RSS_GROWTH) + 512) {
+      why.push(`pid ${p.pid}: live V8 heap ${p.liveKiB.first} -> ${p.liveKiB.last} KiB`);
+    }
+    const outside = (s: "first" | "last") => p.rssKiB[s] - p.heapKiB[s];
+    if (outside("last") > outside("first") * (1 + RSS_GROWTH) + 1024) {
+      why.push(`pid ${p.pid}: RSS outside V8's heap ${outside("first")} -> ${outside("last")} KiB`);
     }
   }
   for (const c of consumers) {
