@@ -230,18 +230,19 @@ Deno.test({
     const [c, d] = Channel.pair(); // where the tampered ones are injected
     using _a = a, _b = b, _c = c, _d = d;
     using f = frame(9);
-    const D = 48; // the header's size: the descriptor follows it
+    // The descriptor follows the header, whose size the header says (24 for a plain handle).
+    const at = (v: DataView) => v.getUint32(8, true);
     const tamper: [string, (v: DataView) => void, string, string][] = [
       [
         "struct_size",
-        (v) => v.setUint32(D, v.getUint32(D, true) + 8, true),
+        (v) => v.setUint32(at(v), v.getUint32(at(v), true) + 8, true),
         "INVALID_VALUE",
         "structSize",
       ],
-      ["fds[0] naming stderr", (v) => v.setInt32(D + 12, 2, true), "INVALID_VALUE", "fds[0]"],
+      ["fds[0] naming stderr", (v) => v.setInt32(at(v) + 12, 2, true), "INVALID_VALUE", "fds[0]"],
       ["kind", (v) => v.setUint32(12, 17, true), "WRONG_KIND", "kind"],
       ["fd count", (v) => v.setUint32(20, 2, true), "INVALID_VALUE", "fds"],
-      ["width 0", (v) => v.setUint32(D + 40, 0, true), "ZERO_SIZE", "width"],
+      ["width 0", (v) => v.setUint32(at(v) + 40, 0, true), "ZERO_SIZE", "width"],
     ];
     for (const [what, mutate, code, field] of tamper) {
       const before = countOpenFds();

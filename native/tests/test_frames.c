@@ -1080,6 +1080,35 @@ static void a_plain_channel_refuses_session_messages_and_takes_the_old_header(vo
   CHECK_EQ(count_open_fds(), base);
 }
 
+/* The header_size field of the next datagram waiting on sock, left in place. */
+static uint32_t peeked_header_size(int sock) {
+  uint32_t h[3] = {0, 0, 0};
+  struct pollfd pfd = {sock, POLLIN, 0};
+  if (poll(&pfd, 1, 2000) != 1 || recv(sock, h, sizeof h, MSG_PEEK) != (ssize_t)sizeof h) return 0;
+  return h[2];
+}
+
+static void a_plain_handle_without_metadata_goes_in_the_form_older_receivers_take(void) {
+  int pair[2];
+  CHECK_OK(gpures_channel_pair(pair));
+  gpures_handle f = rgba_frame(), h = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_channel_send(pair[0], f, 0, &sent));
+  CHECK_EQ(peeked_header_size(pair[1]), 24); /* ABI 1.2's header: a receiver not yet upgraded */
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  CHECK_OK(gpures_release(h));
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE);
+  m.sequence = 1;
+  CHECK_OK(gpures_meta_set(f, &m));
+  CHECK_OK(gpures_channel_send(pair[0], f, 0, &sent));
+  CHECK_EQ(peeked_header_size(pair[1]), 48); /* metadata needs the new one */
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  CHECK_OK(gpures_release(h));
+  CHECK_OK(gpures_release(f));
+  gpures_channel_close(pair[0]);
+  gpures_channel_close(pair[1]);
+}
+
 /*
 ** A receiver whose releases find the socket full keeps them and sends them
 ** when it has room; closing it closes its channel.
@@ -1170,6 +1199,7 @@ int main(void) {
   RUN(a_receiving_session_refuses_what_a_hostile_sender_makes_up);
   RUN(a_sending_session_ignores_releases_it_is_not_owed);
   RUN(a_plain_channel_refuses_session_messages_and_takes_the_old_header);
+  RUN(a_plain_handle_without_metadata_goes_in_the_form_older_receivers_take);
   RUN(releases_that_find_the_socket_full_are_sent_later);
   RUN(sessions_refuse_bad_arguments);
   return check_finish("test_frames");

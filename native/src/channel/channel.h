@@ -69,6 +69,13 @@ static inline size_t gpures__wire_length(const gpures__wire_message *m) {
 */
 int gpures__wire_encode(gpures__op *op, gpures_handle handle, gpures__wire_message *out);
 
+/*
+** A HANDLE without metadata in ABI 1.2's form (the 24-byte header, the
+** descriptor right after it), so that receivers not yet upgraded still take
+** it; the message's bytes to send. Anything else stays as it is.
+*/
+size_t gpures__wire_compact(gpures__wire_message *m);
+
 /* Appends the handle's metadata, if it has any, after the descriptor. */
 int gpures__wire_add_meta(gpures__op *op, gpures_handle handle, gpures__wire_message *m);
 

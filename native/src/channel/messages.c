@@ -87,6 +87,7 @@ int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *
   gpures__wire_message msg;
   int status = gpures__wire_encode(&op, handle, &msg);
   if (status != GPURES_OK) return status;
+  size_t length = gpures__wire_compact(&msg);
 
   /* Duplicates, so that a release on another thread cannot close what is being sent. */
   int fds[GPURES__WIRE_MAX_FDS];
@@ -97,8 +98,7 @@ int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *
   if (status != GPURES_OK)
     status = gpures__refail(op, status);
   else
-    status = gpures__datagram_send(op, fd, flags, &msg, gpures__wire_length(&msg), fds, have,
-                                   out_sent);
+    status = gpures__datagram_send(op, fd, flags, &msg, length, fds, have, out_sent);
   for (uint32_t i = 0; i < have; i++) gpures__fd_close(fds[i]);
   return status;
 }

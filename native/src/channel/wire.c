@@ -75,6 +75,13 @@ int gpures__wire_encode(gpures__op *op, gpures_handle handle, gpures__wire_messa
   return gpures__wire_add_meta(op, handle, out);
 }
 
+size_t gpures__wire_compact(gpures__wire_message *m) {
+  if (m->h.type != GPURES__MSG_HANDLE || m->h.meta_size) return gpures__wire_length(m);
+  m->h.header_size = GPURES__WIRE_HEADER_1_2;
+  memmove((unsigned char *)m + GPURES__WIRE_HEADER_1_2, m->body, m->h.desc_size);
+  return GPURES__WIRE_HEADER_1_2 + m->h.desc_size;
+}
+
 int gpures__wire_add_meta(gpures__op *op, gpures_handle handle, gpures__wire_message *m) {
   gpures_frame_meta meta;
   memset(&meta, 0, sizeof meta);
