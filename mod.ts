@@ -47,6 +47,7 @@ export {
   type TryAcquireOptions,
 } from "./ffi/frame_pool.ts";
 export { PlaneCache } from "./ffi/plane_cache.ts";
+export { FrameQueue } from "./ffi/frame_queue.ts";
 export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
 export { type MapOptions } from "./ffi/_mapping.ts";
 export { liveHandles, liveMappings } from "./ffi/counts.ts";

@@ -24,6 +24,7 @@ import {
   DmaBufHandle,
   type FrameLayout,
   FramePool,
+  FrameQueue,
   liveHandles,
   PixelFormat,
 } from "../mod.ts";
@@ -269,23 +270,19 @@ type WorkerMode = "message" | "atomics";
 async function startWorker(mode: WorkerMode) {
   const worker = new Worker(new URL("./_frames_worker.ts", import.meta.url), { type: "module" });
   const stamps = new Float64Array(new SharedArrayBuffer(16));
-  const mailbox = new SharedArrayBuffer(16);
+  const queue = new FrameQueue(1);
   const ready = new Promise((resolve) => (worker.onmessage = resolve));
-  worker.postMessage({ mode, stamps: stamps.buffer, mailbox });
+  worker.postMessage({ mode, stamps: stamps.buffer, queue: queue.buffer });
   await ready;
   closers.push(() => worker.terminate());
-  return { worker, stamps, mailbox };
+  return { worker, stamps, queue };
 }
 
 async function benchWorker(mode: WorkerMode): Promise<void> {
   const pool = FramePool.create({ format: "NV12", width: 1280, height: 720, slots: 1 });
-  const { worker, stamps, mailbox } = await startWorker(mode);
+  const { worker, stamps, queue } = await startWorker(mode);
   closers.push(() => pool.close()); // after the frame's release: closers run in order
-  const count = new Int32Array(mailbox, 0, 1);
-  const raw = new BigInt64Array(mailbox, 8, 1);
-  const how = mode === "message"
-    ? "postMessage(raw)"
-    : "a SharedArrayBuffer mailbox + Atomics.notify";
+  const how = mode === "message" ? "postMessage(raw)" : "a FrameQueue (shared memory)";
   const times = samples(`pooled frame to a Worker by ${how}, 720p`);
   let next = await pool.acquire();
   closers.push(() => next.release());
@@ -297,13 +294,8 @@ async function benchWorker(mode: WorkerMode): Promise<void> {
     warmup: WARMUP,
     async fn() {
       const sentUs = clockUs();
-      if (mode === "message") {
-        worker.postMessage(next.intoRaw());
-      } else {
-        Atomics.store(raw, 0, BigInt.asIntN(64, next.intoRaw()));
-        Atomics.add(count, 0, 1);
-        Atomics.notify(count, 0);
-      }
+      if (mode === "message") worker.postMessage(next.intoRaw());
+      else queue.push(next);
       next = await pool.acquire();
       times.add(stamps[0] - sentUs, clockUs() - stamps[1]);
     },
