@@ -141,7 +141,7 @@ export function createResource<R extends GpuResource<unknown>>(
     const takeOwnership = adopt ? 1 : 0;
     let optionsPointer: Deno.PointerValue = null; // none: no keep-alive, fds duplicated
     if (token || takeOwnership) {
-      optionView.setUint32(4, takeOwnership, true);
+      optionView.setUint32(4, takeOwnership | consumedFlag(keepAlive), true);
       const queue = token ? eventQueue(s) : 0;
       optionView.setUint32(32, queue, true);
       optionView.setUint32(40, token, true);
@@ -157,6 +157,16 @@ export function createResource<R extends GpuResource<unknown>>(
   }
   if (token) addRecord(token, keepAlive, holds);
   return new cls(INTERNAL, u64Out[0], token !== 0, aliases);
+}
+
+/**
+ * GPURES_CREATE_NO_CONSUMED_EVENTS unless the keep-alive listens for
+ * markConsumed: then a consumer's markConsumed() can tell it reached nobody.
+ */
+export function consumedFlag(keepAlive: unknown): number {
+  const listens = typeof (keepAlive as { markConsumed?: unknown } | null)?.markConsumed ===
+    "function";
+  return listens ? 0 : 2;
 }
 
 /** The field of the first aliased buffer that was detached since create, or undefined. */

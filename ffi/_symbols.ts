@@ -116,6 +116,8 @@ export const symbols = {
   gpures_slot_release: { parameters: ["u64"], result: "i32" },
   // int gpures_mark_consumed(gpures_handle handle)
   gpures_mark_consumed: { parameters: ["u64"], result: "i32" },
+  // int gpures_mark_consumed_heard(gpures_handle handle, uint32_t *out_heard)
+  gpures_mark_consumed_heard: { parameters: ["u64", "buffer"], result: "i32" },
   // uint64_t gpures_live_handles(uint32_t kind)
   gpures_live_handles: { parameters: ["u32"], result: "u64" },
   // int gpures_event_queue_open(uint32_t *out_queue)

@@ -6,6 +6,7 @@
 import { lib } from "./_load.ts";
 import { check, lastError, native } from "./_native.ts";
 import { addRecord, dropToken, eventQueue, takeToken } from "./_keep_alive.ts";
+import { consumedFlag } from "./_create.ts";
 import { enumValue, own } from "./_values.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { GpuResource } from "./gpu_resource.ts";
@@ -81,6 +82,7 @@ function keepAliveOptions(keepAlive: unknown) {
     const queue = eventQueue(native());
     const v = new DataView(new ArrayBuffer(48));
     v.setUint32(0, 48, true);
+    v.setUint32(4, consumedFlag(keepAlive), true);
     v.setUint32(32, queue, true);
     v.setUint32(40, token, true);
     v.setUint32(44, queue, true); // the token's high half: this isolate's queue

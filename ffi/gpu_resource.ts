@@ -327,10 +327,16 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
     return handle;
   }
 
-  /** Tells the producer (its keep-alive's markConsumed) that this consumer's sync succeeded. */
-  markConsumed(): void {
-    check(lib().gpures_mark_consumed(this.#live("mark consumed")));
+  /**
+   * Tells the producer (its keep-alive's markConsumed) that this consumer's
+   * sync succeeded. False when nobody listens (the producer gave no keep-alive
+   * with markConsumed): the call meant nothing, and a consumer may skip it.
+   */
+  markConsumed(): boolean {
+    check(lib().gpures_mark_consumed_heard(this.#live("mark consumed"), u32Out));
+    const heard = u32Out[0] !== 0;
     if (liveRecords) report(drain());
+    return heard;
   }
 
   /**

@@ -33,10 +33,20 @@ Deno.test("GpuResource.markConsumed() reaches the producer's keep-alive each tim
   using r = VkBufferHandle.create(buffer(), {
     keepAlive: { markConsumed: () => marks++ },
   });
-  r.markConsumed();
+  assert.equal(r.markConsumed(), true, "someone heard it");
   using c = r.clone();
   c.markConsumed();
   assert.equal(marks, 2);
+});
+
+Deno.test("GpuResource.markConsumed() says when it meant nothing: no keep-alive listens", () => {
+  using bare = VkBufferHandle.create(buffer());
+  assert.equal(bare.markConsumed(), false, "no keep-alive at all");
+  let released = 0;
+  using deaf = VkBufferHandle.create(buffer(), { keepAlive: { release: () => released++ } });
+  assert.equal(deaf.markConsumed(), false, "a keep-alive that only waits for the release");
+  deaf.release();
+  assert.equal(released, 1, "which it still gets");
 });
 
 Deno.test("a keep-alive's release that throws is reported as an uncaught error, after the release", async () => {

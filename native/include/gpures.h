@@ -278,6 +278,8 @@ typedef struct gpures_keep_alive {
 
 /* gpures_create_options.flags */
 #define GPURES_CREATE_TAKE_OWNERSHIP (1u << 0) /* adopt the descriptor's fds instead of duplicating them */
+/* The event queue gets RELEASED only: the host's keep-alive does not listen for mark_consumed. */
+#define GPURES_CREATE_NO_CONSUMED_EVENTS (1u << 1)
 
 /*
 ** Options of every create call; NULL means none. With TAKE_OWNERSHIP the
@@ -355,6 +357,13 @@ GPURES_API int gpures_dup_fd(gpures_handle handle, uint32_t index, int *out_fd);
 GPURES_API int gpures_slot_release(gpures_handle handle);
 /* Calls the keep-alive's mark_consumed and posts a queue event, if any. */
 GPURES_API int gpures_mark_consumed(gpures_handle handle);
+/*
+** gpures_mark_consumed(), telling whether anyone heard it: *out_heard is 1
+** when the handle's keep-alive has a mark_consumed or its event queue takes
+** MARK_CONSUMED events, 0 when the call meant nothing (a consumer that syncs
+** for nobody can skip the work next time).
+*/
+GPURES_API int gpures_mark_consumed_heard(gpures_handle handle, uint32_t *out_heard);
 /* Live handles of one kind, or of every kind when kind is 0. */
 GPURES_API uint64_t gpures_live_handles(uint32_t kind);
 

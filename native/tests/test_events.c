@@ -297,6 +297,29 @@ static void a_wait_ends_when_another_thread_releases_or_the_queue_closes(void) {
   CHECK_FAILS(GPURES_E_STALE, "queue", gpures_event_queue_wait(q, 10, NULL)); /* NULL is fine */
 }
 
+static void mark_consumed_heard_says_whether_anyone_listens(void) {
+  uint32_t q = open_queue(), heard = 9;
+  gpures_handle quiet = new_cpu_bytes(NULL); /* no keep-alive, no queue */
+  CHECK_OK(gpures_mark_consumed_heard(quiet, &heard));
+  CHECK_EQ(heard, 0);
+  gpures_create_options o = {.struct_size = sizeof o, .flags = GPURES_CREATE_NO_CONSUMED_EVENTS,
+                             .event_queue = q, .event_token = 4};
+  gpures_handle released_only = new_cpu_bytes(&o);
+  CHECK_OK(gpures_mark_consumed_heard(released_only, &heard));
+  CHECK_EQ(heard, 0);
+  CHECK_EQ(gpures_event_queue_pending(q), 0); /* no MARK_CONSUMED for a queue that asked for none */
+  gpures_handle listening = create_with_queue(q, 5);
+  CHECK_OK(gpures_mark_consumed_heard(listening, &heard));
+  CHECK_EQ(heard, 1);
+  CHECK_EQ(gpures_event_queue_pending(q), 1);
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "outHeard", gpures_mark_consumed_heard(listening, NULL));
+  CHECK_OK(gpures_release(quiet));
+  CHECK_OK(gpures_release(released_only));
+  CHECK_OK(gpures_release(listening));
+  CHECK_EQ(gpures_event_queue_pending(q), 3); /* the MARK_CONSUMED and two RELEASED */
+  CHECK_OK(gpures_event_queue_close(q));
+}
+
 int main(void) {
   RUN(opened_queues_are_distinct_and_empty);
   RUN(last_release_posts_exactly_one_released_event);
@@ -309,6 +332,7 @@ int main(void) {
   RUN(ten_thousand_events_grow_the_queue);
   RUN(releases_on_other_threads_reach_the_polling_thread);
   RUN(a_wait_ends_when_another_thread_releases_or_the_queue_closes);
+  RUN(mark_consumed_heard_says_whether_anyone_listens);
   CHECK_EQ(gpures_live_handles(0), 0);
   return check_finish("test_events");
 }

@@ -30,7 +30,7 @@ int gpures_create(uint32_t kind, const void *desc, const gpures_create_options *
     status = gpures__copy_versioned(op, "options.structSize", options, sizeof opts, &opts);
   if (status == GPURES_OK && options) status = gpures__check_short_options(op, options);
   if (status != GPURES_OK) return status;
-  if (opts.flags & ~GPURES_CREATE_TAKE_OWNERSHIP)
+  if (opts.flags & ~(GPURES_CREATE_TAKE_OWNERSHIP | GPURES_CREATE_NO_CONSUMED_EVENTS))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.flags",
                         "options.flags has unknown bits 0x%x", opts.flags);
   if ((status = gpures__fields_validate(op, v, &local)) != GPURES_OK) return status;
@@ -73,6 +73,7 @@ static int occupy(gpures__op op, uint32_t kind, any_desc *local, const gpures_cr
   s->keep_alive = opts->keep_alive;
   s->queue = opts->event_queue;
   s->token = opts->event_token;
+  s->consumed_events = opts->event_queue && !(opts->flags & GPURES_CREATE_NO_CONSUMED_EVENTS);
   if (borrow) s->borrow = *borrow;
   else memset(&s->borrow, 0, sizeof s->borrow);
   atomic_store_explicit(&s->retired, false, memory_order_relaxed);
@@ -99,7 +100,7 @@ int gpures__create_borrowing(gpures__op op, uint32_t kind, const void *desc,
     int status = gpures__copy_versioned(op, "options.structSize", options, sizeof opts, &opts);
     if (status == GPURES_OK) status = gpures__check_short_options(op, options);
     if (status != GPURES_OK) return status;
-    if (opts.flags)
+    if (opts.flags & ~GPURES_CREATE_NO_CONSUMED_EVENTS)
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "options.flags",
                           "options.flags has bits 0x%x; a frame's fds are never the caller's",
                           opts.flags);

@@ -77,14 +77,25 @@ int gpures_slot_release(gpures_handle handle) {
 }
 
 static int mark_consumed(gpures__op op, slot *s, void *arg) {
-  (void)arg;
+  uint32_t *heard = arg;
   /* Queue the event first: a call that fails for want of memory then has no effect at all. */
-  if (s->queue && gpures__event_post(s->queue, s->token, GPURES_EVENT_MARK_CONSUMED) != GPURES_OK)
+  if (s->consumed_events &&
+      gpures__event_post(s->queue, s->token, GPURES_EVENT_MARK_CONSUMED) != GPURES_OK)
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory to queue the event");
   if (s->keep_alive.mark_consumed) s->keep_alive.mark_consumed(s->keep_alive.ctx);
+  *heard = s->consumed_events || s->keep_alive.mark_consumed;
   return GPURES_OK;
 }
 
 int gpures_mark_consumed(gpures_handle handle) {
-  return with_slot(handle, "mark consumed", mark_consumed, NULL);
+  uint32_t heard;
+  return with_slot(handle, "mark consumed", mark_consumed, &heard);
+}
+
+int gpures_mark_consumed_heard(gpures_handle handle, uint32_t *out_heard) {
+  if (!out_heard)
+    return gpures__fail(op_of("mark consumed", handle), GPURES_E_NULL_POINTER, "outHeard",
+                        "outHeard is null");
+  *out_heard = 0;
+  return with_slot(handle, "mark consumed", mark_consumed, out_heard);
 }

@@ -51,6 +51,7 @@ typedef struct slot {
   uint32_t kind;
   gpures_keep_alive keep_alive;
   uint32_t queue;
+  bool consumed_events;        /* the queue takes MARK_CONSUMED events (not NO_CONSUMED_EVENTS) */
   uint64_t token;
   gpures__borrow borrow;       /* at_last_release set: the fds are its owner's, not the slot's */
   _Atomic bool retired;        /* the borrow's owner must not reuse the memory (gpures__frame_retire) */
