@@ -41,6 +41,23 @@ class Decoder {
   }
 }
 
+/** The decoder's handle calls (create with a keep-alive, describe, release), warm, in µs. */
+function hotHandleUs(): number {
+  const slot = new Uint8Array(bytesPerRow * H);
+  const once = () => {
+    const f = CpuBytes.create(
+      { data: slot, rowPitch: bytesPerRow, format: "RgbaU8", width: W, height: H },
+      { keepAlive: { release() {} } },
+    );
+    f.describe();
+    f.release();
+  };
+  for (let i = 0; i < 2000; i++) once(); // past V8's tiers
+  const t = performance.now();
+  for (let i = 0; i < 2000; i++) once();
+  return (performance.now() - t) * 1000 / 2000 * 2; // two hand-offs a frame
+}
+
 // ----------------------------------------------------------------- renderer
 const SHADER = `
 @group(0) @binding(0) var src: texture_2d<f32>;
@@ -230,6 +247,10 @@ const median = perFrameNs.sort((a, b) => a - b)[FRAMES >> 1];
 console.log(
   `per frame: ${(ms / FRAMES).toFixed(2)} ms end to end; gpures handle work (create, describe ` +
     `and release at both hand-offs) ${(median / 1000).toFixed(1)} µs (median)`,
+);
+console.log(
+  `  the same calls in a warm loop: ${hotHandleUs().toFixed(1)} µs a frame; the figure above ` +
+    `pays for re-warming V8 and the caches after each frame's rendering (docs/benchmarks.md)`,
 );
 console.log(
   `a copy of each frame between stages would move ${
