@@ -44,6 +44,29 @@ static gpures__op session_op(const char *verb) {
   return op;
 }
 
+void gpures__session_refused(gpures_session *s) {
+  pthread_mutex_lock(&s->mu);
+  s->stats.refused++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* A notice to the peer (RELEASE, KEEP, FORGET), without waiting: false when the socket is full. */
+bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial) {
+  gpures__wire_message m;
+  memset(&m.h, 0, sizeof m.h);
+  m.h.magic = GPURES__WIRE_MAGIC;
+  m.h.abi = gpures_abi_version();
+  m.h.header_size = sizeof m.h;
+  m.h.type = type;
+  m.h.buffer = buffer;
+  m.h.serial = serial;
+#if defined(MSG_NOSIGNAL)
+  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m.h;
+#else
+  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT) == (ssize_t)sizeof m.h;
+#endif
+}
+
 int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session) {
   gpures__op op = session_op("open a session on");
   if (!out_session) return gpures__fail(op, GPURES_E_NULL_POINTER, "outSession", "outSession is null");

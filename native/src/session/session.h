@@ -1,9 +1,13 @@
 /*
 ** session.h: what the session sources share; not installed. POSIX only.
-**   session.c   open, close, the sender's and the receiver's bookkeeping
-**   frames.c    send and receive: buffers announced once, frames by id after
+**   session.c   open, close, stats, the notices both sides send
+**   send.c      the sending side: buffers announced once, frames by id after,
+**               held until their release (or a KEEP) comes back
+**   receive.c   the receiving side: the buffer cache, frames over it, releases
+**               sent back at each frame's last release
 **   service.c   the one background thread: reads the releases coming back
 **               to sending sessions, flushes releases a full socket held up
+**   windows.c   every call refused: sessions run over channels
 */
 #ifndef GPURES_SESSION_H
 #define GPURES_SESSION_H
@@ -53,6 +57,10 @@ struct gpures_session {
   uint64_t forgotten[SESSION_MAX_FORGOTTEN]; uint32_t num_forgotten; /* RECEIVE, local ids */
 };
 
+/* Counts a refused message. */
+void gpures__session_refused(gpures_session *s);
+/* Sends a RELEASE, KEEP or FORGET without waiting; false when the socket is full or gone. */
+bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial);
 /* Grows an array to hold one more; false when it may not (max) or cannot (memory). */
 bool gpures__session_grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t max);
 void gpures__session_ref(gpures_session *s);
@@ -65,14 +73,15 @@ bool gpures__session_take_flight(gpures_session *s, uint64_t buffer, uint64_t se
 /* Lets every frame in flight go (the peer ended, or we close): their releases are not coming. */
 void gpures__session_drop_flights(gpures_session *s, bool retire);
 
-/* frames.c: tries to send the releases that waited for room; called with s->mu held. */
-void gpures__session_flush(gpures_session *s);
-/* frames.c: the buffer is gone; a sending session that announced it tells its peer (FORGET). */
+/* send.c: the buffer is gone; a sending session that announced it tells its peer (FORGET). */
 void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
-/* frames.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
-void gpures__session_keep_held(gpures_session *s);
-/* frames.c: reads every message waiting on a sending session (the service thread). */
+/* send.c: reads every message waiting on a sending session (the service thread). */
 void gpures__session_read_releases(gpures_session *s);
+
+/* receive.c: tries to send the releases that waited for room; called with s->mu held. */
+void gpures__session_flush(gpures_session *s);
+/* receive.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
+void gpures__session_keep_held(gpures_session *s);
 
 /* service.c: start watching a session (a ref is taken), or look at it again (its wants changed). */
 int gpures__service_watch(gpures__op op, gpures_session *s);

@@ -1,186 +1,17 @@
 /*
-** frames.c: a session's traffic. The sender announces each buffer once (its
-** descriptor and fds) and from then on sends only its id, a serial and the
-** frame's metadata; it keeps a reference to every frame until the release
-** for that serial comes back. The receiver keeps each announced buffer's
-** handle and gives out frames that borrow its fds; a frame's last release
-** sends the release back.
+** receive.c: the receiving side of a session. It keeps each announced
+** buffer's handle (which owns the fds) and gives out frames that borrow
+** them; a frame's last release sends the release back, now or, when the
+** socket is full, as soon as it has room (the service thread flushes).
+** Every message is checked before anything is kept: a peer's lie is refused
+** and counted, and leaves the cache as it was.
 */
 #if !defined(_WIN32)
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "session.h"
 
 #define RECEIVE_FLAGS (GPURES_CHANNEL_NONBLOCK | GPURES_CHANNEL_ALLOW_UNSEALED)
-
-static void refused(gpures_session *s) {
-  pthread_mutex_lock(&s->mu);
-  s->stats.refused++;
-  pthread_mutex_unlock(&s->mu);
-}
-
-/* ------------------------------------------------------------------ sending */
-
-static bool knows(const gpures_session *s, uint64_t buffer) {
-  for (uint32_t i = 0; i < s->num_known; i++)
-    if (s->known[i] == buffer) return true;
-  return false;
-}
-
-/* Sends msg with the handle's fds (duplicates: a release elsewhere cannot close them mid-send). */
-static int send_with_fds(gpures__op op, int fd, const gpures__wire_message *msg,
-                         gpures_handle handle, uint32_t *out_sent) {
-  int fds[GPURES__WIRE_MAX_FDS];
-  uint32_t have = 0;
-  int status = GPURES_OK;
-  for (; have < msg->h.num_fds && have < GPURES__WIRE_MAX_FDS; have++)
-    if ((status = gpures_dup_fd(handle, have, &fds[have])) != GPURES_OK) break;
-  if (status != GPURES_OK) status = gpures__refail(op, status);
-  else status = gpures__datagram_send(op, fd, GPURES_CHANNEL_NONBLOCK, msg,
-                                      gpures__wire_length(msg), fds, have, out_sent);
-  for (uint32_t i = 0; i < have; i++) gpures__fd_close(fds[i]);
-  return status;
-}
-
-/* Makes msg a FRAME of `buffer`: without descriptor and fds when the peer knows the buffer. */
-static void as_frame(gpures__wire_message *msg, uint64_t buffer, uint64_t serial, bool known) {
-  msg->h.type = GPURES__MSG_FRAME;
-  msg->h.buffer = buffer;
-  msg->h.serial = serial;
-  if (!known) return;
-  memmove(msg->body, msg->body + msg->h.desc_size, msg->h.meta_size);
-  msg->h.desc_size = 0;
-  msg->h.num_fds = 0;
-}
-
-/* One try, without waiting: *out_sent 0 when the socket is full. Locked. */
-static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
-                          gpures__wire_message msg, uint32_t *out_sent) {
-  bool known = knows(s, buffer);
-  as_frame(&msg, buffer, s->next_serial + 1, known);
-  if (!gpures__session_grow((void **)&s->flights, &s->cap_flights, s->num_flights,
-                            sizeof *s->flights, SESSION_MAX_IN_FLIGHT) ||
-      (!known && !gpures__session_grow((void **)&s->known, &s->cap_known, s->num_known,
-                                       sizeof *s->known, SESSION_MAX_BUFFERS)))
-    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
-                        "the peer holds %u frames of %u buffers, the most a session tracks (or "
-                        "memory ran out)", s->num_flights, s->num_known);
-  int status = gpures_clone(handle); /* the peer's reference, until its release comes back */
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  status = send_with_fds(op, s->fd, &msg, handle, out_sent);
-  if (status != GPURES_OK || !*out_sent) {
-    (void)gpures_release(handle);
-    return status;
-  }
-  s->flights[s->num_flights++] = (in_flight){++s->next_serial, buffer, handle};
-  if (!known) s->known[s->num_known++] = buffer, s->stats.announced++;
-  s->stats.frames++;
-  s->stats.in_flight++;
-  return GPURES_OK;
-}
-
-static int send_frame(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
-                      const gpures__wire_message *msg, uint32_t flags, uint32_t *out_sent) {
-  for (;;) {
-    pthread_mutex_lock(&s->mu);
-    int status = s->closed || s->ended
-                     ? gpures__fail(op, GPURES_E_STALE, "channel", "the session has ended")
-                     : try_send_frame(op, s, handle, buffer, *msg, out_sent);
-    pthread_mutex_unlock(&s->mu);
-    if (status != GPURES_OK || *out_sent || (flags & GPURES_CHANNEL_NONBLOCK)) return status;
-    uint32_t ready = 0; /* full: wait for room outside the lock, so releases keep coming in */
-    status = gpures_channel_wait(s->fd, GPURES_CHANNEL_WRITABLE, -1, &ready);
-    if (status != GPURES_OK) return gpures__refail(op, status);
-  }
-}
-
-int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
-                        uint32_t *out_sent) {
-  gpures__op op = {"send", 0};
-  if (!out_sent) return gpures__fail(op, GPURES_E_NULL_POINTER, "outSent", "outSent is null");
-  *out_sent = 0;
-  if (!s) return gpures__fail(op, GPURES_E_NULL_POINTER, "session", "session is null");
-  if (s->role != GPURES_SESSION_SEND)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "session", "the session receives; it sends nothing");
-  if (flags & ~GPURES_CHANNEL_NONBLOCK)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x", flags);
-  uint64_t buffer = 0;
-  int status = gpures_buffer_id(handle, &buffer);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  gpures__wire_message msg;
-  if ((status = gpures__wire_encode(&op, handle, &msg)) != GPURES_OK) return status;
-  if (buffer) return send_frame(op, s, handle, buffer, &msg, flags, out_sent);
-  for (;;) { /* a handle without a buffer identity goes whole, as over a plain channel */
-    if ((status = send_with_fds(op, s->fd, &msg, handle, out_sent)) != GPURES_OK || *out_sent ||
-        (flags & GPURES_CHANNEL_NONBLOCK))
-      return status;
-    uint32_t ready = 0;
-    if ((status = gpures_channel_wait(s->fd, GPURES_CHANNEL_WRITABLE, -1, &ready)) != GPURES_OK)
-      return gpures__refail(op, status);
-  }
-}
-
-/* --------------------------------------------------- releases coming back */
-
-/*
-** KEEP: the receiver closed while still holding frames of this buffer. They
-** stay valid there for as long as it likes, so the buffer is never handed
-** out again: its frames in flight are let go as retired.
-*/
-static void take_keep(gpures_session *s, uint64_t buffer) {
-  for (;;) {
-    gpures_handle frame = 0;
-    pthread_mutex_lock(&s->mu);
-    bool found = false;
-    for (uint32_t i = 0; i < s->num_flights && !found; i++)
-      if (s->flights[i].buffer == buffer)
-        found = gpures__session_take_flight(s, buffer, s->flights[i].serial, &frame);
-    pthread_mutex_unlock(&s->mu);
-    if (!found) return;
-    (void)gpures__frame_retire(frame);
-    (void)gpures_release(frame);
-  }
-}
-
-static void take_release(gpures_session *s, const gpures__wire_header *h) {
-  if (h->type == GPURES__MSG_KEEP) return take_keep(s, h->buffer);
-  gpures_handle frame = 0;
-  pthread_mutex_lock(&s->mu);
-  bool found = h->type == GPURES__MSG_RELEASE &&
-               gpures__session_take_flight(s, h->buffer, h->serial, &frame);
-  if (!found) s->stats.refused++; /* not ours to release, or not a release at all */
-  pthread_mutex_unlock(&s->mu);
-  if (found) (void)gpures_release(frame); /* outside the lock: the slot may go home now */
-}
-
-void gpures__session_read_releases(gpures_session *s) {
-  gpures__op op = {"read releases of", 0};
-  gpures__datagram d;
-  for (;;) {
-    int status = gpures__datagram_receive(op, s->fd, GPURES_CHANNEL_NONBLOCK, &d);
-    if (status == GPURES_E_STALE) {
-      pthread_mutex_lock(&s->mu);
-      s->ended = true; /* the receiver closed or died: everything it held comes back */
-      pthread_mutex_unlock(&s->mu);
-      gpures__session_drop_flights(s, false);
-      return;
-    }
-    if (status != GPURES_OK) {
-      refused(s);
-      continue;
-    }
-    if (d.none) return;
-    gpures__wire_header h;
-    unsigned char *body;
-    if (gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body) == GPURES_OK)
-      take_release(s, &h);
-    else
-      refused(s);
-    gpures__datagram_close_fds(&d, 0);
-  }
-}
 
 /* ---------------------------------------------------------------- receiving */
 
@@ -197,27 +28,10 @@ static void buffer_unref(cached_buffer *b) {
   gpures__free(b);
 }
 
-/* A RELEASE (or KEEP) back to the sender, without waiting: false when the socket is full. */
-static bool send_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial) {
-  gpures__wire_message m;
-  memset(&m.h, 0, sizeof m.h);
-  m.h.magic = GPURES__WIRE_MAGIC;
-  m.h.abi = gpures_abi_version();
-  m.h.header_size = sizeof m.h;
-  m.h.type = type;
-  m.h.buffer = buffer;
-  m.h.serial = serial;
-#if defined(MSG_NOSIGNAL)
-  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m.h;
-#else
-  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT) == (ssize_t)sizeof m.h;
-#endif
-}
-
 void gpures__session_flush(gpures_session *s) {
   uint32_t sent = 0;
   while (sent < s->num_pending && !s->closed &&
-         send_notice(s, GPURES__MSG_RELEASE, s->pending[sent].buffer, s->pending[sent].serial))
+         gpures__session_notice(s, GPURES__MSG_RELEASE, s->pending[sent].buffer, s->pending[sent].serial))
     sent++;
   if (!sent) return; /* also: pending may be NULL, which memmove must not get */
   memmove(s->pending, s->pending + sent, (s->num_pending - sent) * sizeof *s->pending);
@@ -233,7 +47,7 @@ static void frame_released(void *ctx, bool retired) {
   pthread_mutex_lock(&s->mu);
   if (!s->closed && !s->ended) {
     gpures__session_flush(s);
-    if (s->num_pending || !send_notice(s, GPURES__MSG_RELEASE, f->buffer->peer_id, f->serial)) {
+    if (s->num_pending || !gpures__session_notice(s, GPURES__MSG_RELEASE, f->buffer->peer_id, f->serial)) {
       if (gpures__session_grow((void **)&s->pending, &s->cap_pending, s->num_pending,
                                sizeof *s->pending, SESSION_MAX_PENDING))
         s->pending[s->num_pending++] = (pending_release){f->buffer->peer_id, f->serial};
@@ -359,23 +173,11 @@ static int take_frame(gpures__op op, gpures_session *s, const gpures__wire_heade
   return status;
 }
 
-void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer) {
-  pthread_mutex_lock(&s->mu);
-  for (uint32_t i = 0; i < s->num_known; i++) {
-    if (s->known[i] != buffer) continue;
-    s->known[i] = s->known[--s->num_known];
-    /* A full socket keeps the peer's copy until the session ends: memory, never a wrong frame. */
-    if (!s->closed && !s->ended) (void)send_notice(s, GPURES__MSG_FORGET, buffer, 0);
-    break;
-  }
-  pthread_mutex_unlock(&s->mu);
-}
-
 void gpures__session_keep_held(gpures_session *s) {
   pthread_mutex_lock(&s->mu);
   for (uint32_t i = 0; i < s->num_cache; i++) /* the cache's own reference, and a frame's */
     if (atomic_load_explicit(&s->cache[i]->refs, memory_order_acquire) > 1)
-      (void)send_notice(s, GPURES__MSG_KEEP, s->cache[i]->peer_id, 0);
+      (void)gpures__session_notice(s, GPURES__MSG_KEEP, s->cache[i]->peer_id, 0);
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -443,7 +245,7 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
     status = take_message(op, s, &d, flags, &again, out_handle);
     gpures__datagram_close_fds(&d, 0);
     if (status != GPURES_OK) {
-      refused(s);
+      gpures__session_refused(s);
       return status;
     }
     if (!again) {
