@@ -113,7 +113,9 @@ export interface ReceiveOptions {
  * same {@link GpuResource.bufferId}; {@link Channel.planes} maps it once).
  * The sender holds each frame until the receiver releases its copy, so the
  * slot goes back to the pool only then. Such a channel carries frames one
- * way; the receiving end may still send other handles back.
+ * way: the library reads the sending end's socket for those releases, so
+ * nothing else sent to that end arrives (it is counted as refused). Use a
+ * second channel for the other way.
  *
  * POSIX only (Unix domain sockets, `SOCK_SEQPACKET`); the handle kinds it
  * carries exist on Linux and Android (DmaBufHandle) and all but Windows
@@ -297,7 +299,7 @@ export class Channel extends EventTarget {
     }
     const s = lib();
     // Pooled frames go through a session: their buffers are announced once and come back.
-    // Other handles go as they always did, so a channel that receives frames can still answer.
+    // Other handles go as they always did (to a peer that has not sent frames on this channel).
     const session = this.#role === SESSION_SEND || resource.bufferId !== null
       ? this.#session(SESSION_SEND, "send")
       : null;

@@ -10,13 +10,14 @@ import { consumedFlag } from "./_create.ts";
 import { enumValue, own } from "./_values.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { GpuResource } from "./gpu_resource.ts";
-import { InvalidHandleError, ReleasedError } from "./errors.ts";
+import { GpuResourceError, InvalidHandleError, ReleasedError, TimeoutError } from "./errors.ts";
 import { type FrameLayout, PixelFormat } from "./pixel_format.ts";
 import type { PlaneView } from "./planes.ts";
 import { PlaneCache } from "./plane_cache.ts";
 import type { DmaBufHandle } from "./dma_buf.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
+const STALE = 6;
 const TIMED_OUT = 12;
 const CANCELLED = 13;
 
@@ -121,6 +122,9 @@ let nextTicket = 1;
  */
 export class FramePool {
   #pool: Deno.PointerValue;
+  #closed = false;
+  /** Tickets of acquires whose wait runs on one of Deno's threads. */
+  readonly #waiting = new Set<number>();
   readonly #views: PlaneCache;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
@@ -166,7 +170,7 @@ export class FramePool {
   }
 
   #live(verb: string): Deno.PointerValue {
-    if (this.#pool === null) {
+    if (this.#closed || this.#pool === null) {
       throw new ReleasedError(`Cannot ${verb}: the pool is closed`, "STALE", "pool");
     }
     return this.#pool;
@@ -213,6 +217,8 @@ export class FramePool {
     const ticket = nextTicket++;
     const abort = () => lib().gpures_pool_cancel(pool, ticket);
     signal?.addEventListener("abort", abort, { once: true });
+    // While a wait runs on its thread the native pool must outlive it: close() defers to the last.
+    this.#waiting.add(ticket);
     const until = timeout < 0 ? Infinity : performance.now() + timeout;
     try {
       for (;;) {
@@ -221,13 +227,34 @@ export class FramePool {
         const left = until === Infinity ? -1 : Math.max(0, Math.ceil(until - performance.now()));
         const status = await lib().gpures_pool_wait_async(pool, left, ticket);
         if (status === CANCELLED && signal?.aborted) throw signal.reason;
-        if (status !== 0) throw lastError(status);
+        if (status !== 0) throw this.#waitError(status, timeout);
         const frame = this.tryAcquire({ keepAlive });
         if (frame) return frame;
       }
     } finally {
       signal?.removeEventListener("abort", abort);
+      this.#waiting.delete(ticket);
+      if (this.#closed && this.#waiting.size === 0) this.#closeNative();
     }
+  }
+
+  /**
+   * Why a wait ended without a slot. Made here, not read from the library's
+   * last error: the wait failed on another thread, whose message this one
+   * cannot see.
+   */
+  #waitError(status: number, timeout: number): Error {
+    if (status === TIMED_OUT) {
+      return new TimeoutError(
+        `Cannot acquire: no slot came free within ${timeout} ms: all ${this.options.slots} are held`,
+        "TIMED_OUT",
+        "timeout",
+      );
+    }
+    if (this.#closed || status === CANCELLED || status === STALE) {
+      return new ReleasedError("Cannot acquire: the pool was closed", "STALE", "pool");
+    }
+    return new GpuResourceError(`Cannot acquire: the wait failed (status ${status})`, "OS_ERROR");
   }
 
   /** Counts since the pool was made. */
@@ -262,11 +289,19 @@ export class FramePool {
    * frame comes back. Idempotent.
    */
   close(): void {
-    if (this.#pool === null) return;
+    if (this.#closed) return;
+    this.#closed = true;
     unclosed.unregister(this);
+    this.#views.clear();
+    for (const ticket of this.#waiting) lib().gpures_pool_cancel(this.#pool, ticket);
+    if (this.#waiting.size === 0) this.#closeNative();
+  }
+
+  /** The native close, once no wait of this pool runs on another thread. */
+  #closeNative(): void {
+    if (this.#pool === null) return;
     lib().gpures_pool_close(this.#pool);
     this.#pool = null;
-    this.#views.clear();
   }
 
   /** Closes at the end of a `using` block. */

@@ -119,6 +119,8 @@ Deno.test({
     await assert.rejects(pool.acquire({ timeout: 60 }), (e: TimeoutError) => {
       assert.ok(e instanceof TimeoutError, String(e));
       assert.equal(e.code, "TIMED_OUT");
+      assert.equal(e.field, "timeout");
+      assert.match(e.message, /within 60 ms/, "its own timeout, not another call's message");
       return true;
     });
     assert.ok(performance.now() - t0 >= 50, "it waited for the timeout");
@@ -186,6 +188,22 @@ Deno.test({
     a.release();
     b.release();
     assert.equal(liveHandles(), live);
+  },
+});
+
+Deno.test({
+  name: "FramePool.close() right after a slot came back, while an acquire's wait has not yet " +
+    "returned, rejects that acquire and frees the pool only after it",
+  ignore: !linux,
+  async fn() {
+    for (let round = 0; round < 50; round++) {
+      const pool = nv12(1);
+      const held = pool.tryAcquire()!;
+      const waiting = pool.acquire(); // its wait starts on another thread
+      held.release(); // the slot is free: the wait may return at any moment
+      pool.close(); // the native pool must outlive the wait
+      await assert.rejects(waiting, (e: ReleasedError) => e.field === "pool");
+    }
   },
 });
 

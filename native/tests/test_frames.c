@@ -16,8 +16,10 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -1175,6 +1177,87 @@ static void sessions_refuse_bad_arguments(void) {
   gpures_channel_close(pair[1]);
 }
 
+
+/* ------------------------------------ a receiver's KEEP lost to a full socket */
+
+static sem_t callback_entered, callback_may_return;
+
+/* A keep-alive release that holds the service thread (it runs the frame's last release) a while. */
+static void hold_the_service_thread(void *ctx) {
+  (void)ctx;
+  sem_post(&callback_entered);
+  sem_wait(&callback_may_return);
+}
+
+static ino_t inode_of(gpures_handle h) {
+  int fd = -1;
+  struct stat st;
+  CHECK_OK(gpures_dup_fd(h, 0, &fd));
+  CHECK(fstat(fd, &st) == 0);
+  close(fd);
+  return st.st_ino;
+}
+
+/* The consumer: holds frame 1, fills its socket so no KEEP fits, closes, keeps reading frame 1. */
+_Noreturn static void fill_and_close(int sock, int go, int done) {
+  gpures_session *r = NULL;
+  gpures_handle f0 = 0, f1 = 0;
+  char c;
+  if (gpures_session_open(sock, GPURES_SESSION_RECEIVE, &r) || gpures_session_receive(r, 0, &f0) ||
+      gpures_session_receive(r, 0, &f1))
+    _exit(2);
+  gpures_release(f0); /* its RELEASE reaches the sender, whose service thread then stays busy */
+  if (read(go, &c, 1) != 1) _exit(3);
+  for (uint32_t sent = 1; sent;) /* whole handles, back up the socket, until it is full */
+    if (gpures_channel_send(sock, f1, GPURES_CHANNEL_NONBLOCK, &sent)) break;
+  gpures_session_close(r); /* its KEEP for frame 1's buffer finds no room */
+  if (write(done, "x", 1) != 1) _exit(4);
+  sleep(2);
+  _exit(0);
+}
+
+static void a_closed_receiver_whose_keep_is_lost_still_never_sees_its_frame_overwritten(void) {
+  int pair[2], go[2], done[2];
+  char c;
+  CHECK_OK(gpures_channel_pair(pair));
+  CHECK(pipe(go) == 0 && pipe(done) == 0);
+  pid_t child = fork();
+  if (child == 0) fill_and_close(pair[1], go[0], done[1]);
+  close(pair[1]);
+  sem_init(&callback_entered, 0, 0);
+  sem_init(&callback_may_return, 0, 0);
+  gpures_pool *p = nv12_pool(2);
+  gpures_session *s = NULL;
+  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
+  gpures_create_options o = {.struct_size = sizeof o, .keep_alive = {.release = hold_the_service_thread}};
+  gpures_handle f0 = 0, f1 = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, &o, &f0));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f1));
+  ino_t held = inode_of(f1);
+  CHECK_OK(gpures_session_send(s, f0, 0, &sent));
+  CHECK_OK(gpures_session_send(s, f1, 0, &sent));
+  CHECK_OK(gpures_release(f0));
+  CHECK_OK(gpures_release(f1));
+  sem_wait(&callback_entered); /* the service thread is in frame 0's keep-alive */
+  CHECK(write(go[1], "x", 1) == 1 && read(done[0], &c, 1) == 1);
+  sem_post(&callback_may_return);
+  gpures_session_stats st = {.struct_size = sizeof st};
+  for (int i = 0; i < 200 && (gpures_session_stats_get(s, &st), st.in_flight); i++) usleep(10000);
+  CHECK_EQ(st.in_flight, 0); /* the end came, and with it every frame in flight */
+  gpures_handle a = 0, b = 0;
+  CHECK_OK(gpures_pool_acquire(p, 1000, 0, NULL, &a));
+  CHECK_OK(gpures_pool_acquire(p, 1000, 0, NULL, &b));
+  CHECK(inode_of(a) != held && inode_of(b) != held); /* that slot got new memory */
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_release(b));
+  CHECK_OK(gpures_session_close(s));
+  CHECK_OK(gpures_pool_close(p));
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_metadata_group_round_trips);
@@ -1202,5 +1285,6 @@ int main(void) {
   RUN(a_plain_handle_without_metadata_goes_in_the_form_older_receivers_take);
   RUN(releases_that_find_the_socket_full_are_sent_later);
   RUN(sessions_refuse_bad_arguments);
+  RUN(a_closed_receiver_whose_keep_is_lost_still_never_sees_its_frame_overwritten);
   return check_finish("test_frames");
 }

@@ -30,7 +30,14 @@ static pthread_cond_t posted = PTHREAD_COND_INITIALIZER;
 static uint64_t wakes; /* under lock: a waiter sleeps only while no wake came since it looked */
 
 void gpures__events_wake(void) {
-  if (!atomic_load_explicit(&waiters, memory_order_acquire)) return;
+  /*
+  ** The post (a store) comes before this load, and a waiter's increment (a
+  ** store) before its look at the queue: without a full fence on both sides
+  ** each could miss the other's store, and the waiter would sleep through
+  ** the event.
+  */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load_explicit(&waiters, memory_order_relaxed)) return;
 #if defined(_WIN32)
   AcquireSRWLockExclusive(&lock);
   wakes++;
@@ -94,7 +101,8 @@ int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pe
   *out_pending = 0;
   gpures__pin_library();
   int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-  atomic_fetch_add_explicit(&waiters, 1, memory_order_acq_rel);
+  atomic_fetch_add_explicit(&waiters, 1, memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst); /* see gpures__events_wake() */
   lock_all();
   int status = GPURES_OK;
   for (;;) {

@@ -8,6 +8,7 @@
 */
 #if !defined(_WIN32)
 #include <string.h>
+#include <sys/socket.h>
 
 #include "session.h"
 
@@ -22,40 +23,34 @@ typedef struct received_frame {
   uint64_t serial;
 } received_frame;
 
+/* The last reference lets the buffer go; a session that sent its frames on (a relay) forgets it. */
 static void buffer_unref(cached_buffer *b) {
   if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
+  uint64_t id = b->local_id;
   (void)gpures_release(b->owner);
   gpures__free(b);
+  gpures__buffer_gone(id);
 }
 
-void gpures__session_flush(gpures_session *s) {
-  uint32_t sent = 0;
-  while (sent < s->num_pending && !s->closed &&
-         gpures__session_notice(s, GPURES__MSG_RELEASE, s->pending[sent].buffer, s->pending[sent].serial))
-    sent++;
-  if (!sent) return; /* also: pending may be NULL, which memmove must not get */
-  memmove(s->pending, s->pending + sent, (s->num_pending - sent) * sizeof *s->pending);
-  s->num_pending -= sent;
-}
-
-/* A received frame's last release: tell the sender, now or as soon as the socket has room. */
+/*
+** A received frame's last release: tell the sender, now or as soon as the
+** socket has room. A release that can be neither sent nor kept would leave
+** the sender holding the slot for good, so the session ends instead: the
+** sender then takes back (and retires) everything still in flight.
+*/
 static void frame_released(void *ctx, bool retired) {
   (void)retired;
   received_frame *f = ctx;
   gpures_session *s = f->session;
-  bool watch = false;
+  bool queued = false, lost = false;
   pthread_mutex_lock(&s->mu);
   if (!s->closed && !s->ended) {
-    gpures__session_flush(s);
-    if (s->num_pending || !gpures__session_notice(s, GPURES__MSG_RELEASE, f->buffer->peer_id, f->serial)) {
-      if (gpures__session_grow((void **)&s->pending, &s->cap_pending, s->num_pending,
-                               sizeof *s->pending, SESSION_MAX_PENDING))
-        s->pending[s->num_pending++] = (pending_release){f->buffer->peer_id, f->serial};
-      watch = true;
-    }
+    lost = !gpures__session_notify(s, GPURES__MSG_RELEASE, f->buffer->peer_id, f->serial, &queued);
+    if (lost) s->ended = true;
   }
   pthread_mutex_unlock(&s->mu);
-  if (watch) {
+  if (lost) (void)shutdown(s->fd, SHUT_RDWR);
+  if (queued) {
     gpures__op op = {"release", GPURES_KIND_DMA_BUF_HANDLE};
     (void)gpures__service_watch(op, s);
   }

@@ -7,6 +7,7 @@
 */
 #if !defined(_WIN32)
 #include <string.h>
+#include <sys/socket.h>
 
 #include "session.h"
 
@@ -144,16 +145,24 @@ static void take_release(gpures_session *s, const gpures__wire_header *h) {
   if (found) (void)gpures_release(frame); /* outside the lock: the slot may go home now */
 }
 
+/* Messages read per wake-up: one busy peer must not keep the service thread from the others. */
+#define READS_PER_WAKE 64
+
 void gpures__session_read_releases(gpures_session *s) {
   gpures__op op = {"read releases of", 0};
   gpures__datagram d;
-  for (;;) {
+  for (int reads = 0; reads < READS_PER_WAKE; reads++) {
     int status = gpures__datagram_receive(op, s->fd, GPURES_CHANNEL_NONBLOCK, &d);
     if (status == GPURES_E_STALE) {
       pthread_mutex_lock(&s->mu);
       s->ended = true; /* the receiver closed or died: everything it held comes back */
       pthread_mutex_unlock(&s->mu);
-      gpures__session_drop_flights(s, false);
+      /*
+      ** Retired, not reused: a receiver that closed still reads what it held
+      ** (its KEEPs say which, but a KEEP can be lost to a full socket), and new
+      ** memory for a slot costs a memfd, never a frame overwritten under a reader.
+      */
+      gpures__session_drop_flights(s, true);
       return;
     }
     if (status != GPURES_OK) {
@@ -172,14 +181,19 @@ void gpures__session_read_releases(gpures_session *s) {
 }
 
 void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer) {
+  bool queued = false, lost = false;
   pthread_mutex_lock(&s->mu);
   for (uint32_t i = 0; i < s->num_known; i++) {
     if (s->known[i] != buffer) continue;
     s->known[i] = s->known[--s->num_known];
-    /* A full socket keeps the peer's copy until the session ends: memory, never a wrong frame. */
-    if (!s->closed && !s->ended) (void)gpures__session_notice(s, GPURES__MSG_FORGET, buffer, 0);
+    /* Sent now or when there is room (the service thread watches this session already). */
+    if (!s->closed && !s->ended)
+      lost = !gpures__session_notify(s, GPURES__MSG_FORGET, buffer, 0, &queued);
     break;
   }
   pthread_mutex_unlock(&s->mu);
+  /* A peer that cannot be told keeps an entry it may never drop: end the session instead. */
+  if (lost) (void)shutdown(s->fd, SHUT_RDWR);
+  if (queued) gpures__service_wake();
 }
 #endif

@@ -46,7 +46,7 @@ static nfds_t snapshot(struct pollfd *fds, gpures_session **sessions) {
   for (uint32_t i = 0; i < num_watched; i++) {
     gpures_session *s = watched[i];
     pthread_mutex_lock(&s->mu);
-    short events = s->role == GPURES_SESSION_SEND ? POLLIN : s->num_pending ? POLLOUT : 0;
+    short events = (s->role == GPURES_SESSION_SEND ? POLLIN : 0) | (s->num_pending ? POLLOUT : 0);
     bool live = !s->closed && !s->ended;
     pthread_mutex_unlock(&s->mu);
     if (!events || !live) continue;
@@ -59,14 +59,18 @@ static nfds_t snapshot(struct pollfd *fds, gpures_session **sessions) {
 }
 
 static void serve(gpures_session *s, short revents) {
+  if (revents & POLLOUT) { /* notices that waited for room: releases, forgets */
+    pthread_mutex_lock(&s->mu);
+    gpures__session_flush(s);
+    pthread_mutex_unlock(&s->mu);
+  }
   if (s->role == GPURES_SESSION_SEND) {
     if (revents & (POLLIN | POLLHUP | POLLERR)) gpures__session_read_releases(s);
-    return;
+  } else if (revents & (POLLHUP | POLLERR)) {
+    pthread_mutex_lock(&s->mu);
+    s->ended = true;
+    pthread_mutex_unlock(&s->mu);
   }
-  pthread_mutex_lock(&s->mu);
-  gpures__session_flush(s);
-  if (revents & (POLLHUP | POLLERR)) s->ended = true;
-  pthread_mutex_unlock(&s->mu);
 }
 
 static void *run(void *arg) {
@@ -158,8 +162,12 @@ void gpures__service_forget(gpures_session *s) {
   }
   uint64_t mine = ++generation;
   gpures__service_wake();
-  /* Wait until the thread polls a set made after this: it no longer reads this session. */
-  while (running && polled < mine && pthread_self() != thread) pthread_cond_wait(&idle, &mu);
+  /*
+  ** Wait until the thread polls a set made after this: it no longer reads this
+  ** session. One it never watched is in no set: nothing to wait for.
+  */
+  while (found && running && polled < mine && pthread_self() != thread)
+    pthread_cond_wait(&idle, &mu);
   pthread_mutex_unlock(&mu);
   if (found) gpures__session_unref(s);
 }

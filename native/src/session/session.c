@@ -67,6 +67,29 @@ bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, u
 #endif
 }
 
+bool gpures__session_notify(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial,
+                            bool *queued) {
+  gpures__session_flush(s); /* notices keep their order */
+  if (!s->num_pending && gpures__session_notice(s, type, buffer, serial)) return true;
+  if (!gpures__session_grow((void **)&s->pending, &s->cap_pending, s->num_pending,
+                            sizeof *s->pending, SESSION_MAX_PENDING))
+    return false;
+  s->pending[s->num_pending++] = (pending_notice){type, buffer, serial};
+  *queued = true;
+  return true;
+}
+
+void gpures__session_flush(gpures_session *s) {
+  uint32_t sent = 0;
+  while (sent < s->num_pending && !s->closed &&
+         gpures__session_notice(s, s->pending[sent].type, s->pending[sent].buffer,
+                                s->pending[sent].serial))
+    sent++;
+  if (!sent) return; /* also: pending may be NULL, which memmove must not get */
+  memmove(s->pending, s->pending + sent, (s->num_pending - sent) * sizeof *s->pending);
+  s->num_pending -= sent;
+}
+
 int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session) {
   gpures__op op = session_op("open a session on");
   if (!out_session) return gpures__fail(op, GPURES_E_NULL_POINTER, "outSession", "outSession is null");

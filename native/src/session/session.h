@@ -31,14 +31,15 @@ typedef struct cached_buffer {
   gpures_handle owner;
 } cached_buffer;
 
-/* A release that found the socket full, sent when it has room. */
-typedef struct pending_release {
+/* A notice (RELEASE, FORGET) that found the socket full, sent when it has room. */
+typedef struct pending_notice {
+  uint32_t type;
   uint64_t buffer, serial;
-} pending_release;
+} pending_notice;
 
 #define SESSION_MAX_BUFFERS 1024u   /* per session: more is a peer flooding announcements */
 #define SESSION_MAX_IN_FLIGHT 4096u /* frames sent and not released */
-#define SESSION_MAX_PENDING 4096u   /* releases waiting for room */
+#define SESSION_MAX_PENDING 8192u   /* notices waiting for room: releases, forgets */
 #define SESSION_MAX_FORGOTTEN 256u
 
 struct gpures_session {
@@ -53,7 +54,7 @@ struct gpures_session {
   uint64_t *known; uint32_t num_known, cap_known;           /* SEND: buffers the peer has */
   in_flight *flights; uint32_t num_flights, cap_flights;    /* SEND */
   cached_buffer **cache; uint32_t num_cache, cap_cache;     /* RECEIVE */
-  pending_release *pending; uint32_t num_pending, cap_pending; /* RECEIVE */
+  pending_notice *pending; uint32_t num_pending, cap_pending; /* notices waiting for room */
   uint64_t forgotten[SESSION_MAX_FORGOTTEN]; uint32_t num_forgotten; /* RECEIVE, local ids */
 };
 
@@ -78,7 +79,14 @@ void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
 /* send.c: reads every message waiting on a sending session (the service thread). */
 void gpures__session_read_releases(gpures_session *s);
 
-/* receive.c: tries to send the releases that waited for room; called with s->mu held. */
+/*
+** session.c: sends a notice now, or queues it for the service thread to send
+** when the socket has room; false when it could be neither (the queue is
+** full or memory ran out: the caller ends the session). Called with s->mu held.
+*/
+bool gpures__session_notify(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial,
+                            bool *queued);
+/* session.c: sends the notices that waited for room, in order; called with s->mu held. */
 void gpures__session_flush(gpures_session *s);
 /* receive.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
 void gpures__session_keep_held(gpures_session *s);
