@@ -1062,11 +1062,12 @@ GPURES_API int gpures_buffer_id(gpures_handle handle, uint64_t *out_id);
 ** and metadata, and the receiver hands out a frame over the buffer it keeps
 ** (no new fd, no new mapping). When the receiver's last reference to a frame
 ** goes, its session sends the release back, and the sender's reference to the
-** frame goes with it: a pooled frame returns to its pool. A receiver that
-** dies returns everything it held. One that closes its session returns what
-** it released; a buffer it still holds frames of stays its own (the sender's
-** slot gets new memory), so closing never lets a producer overwrite a frame
-** that someone still reads.
+** frame goes with it: a pooled frame returns to its pool. When the receiver
+** ends (closes its session or dies), every frame it had not released comes
+** back too, and the pool gives that slot new memory instead of reusing it: a
+** closed receiver keeps reading what it held (it says which buffers with a
+** KEEP as it closes, but the end alone suffices), so no producer overwrites a
+** frame that someone still reads.
 **
 ** One side sends frames, the other receives them (GPURES_SESSION_SEND or
 ** _RECEIVE). The sending side's messages back (releases) are read by the
