@@ -47,18 +47,24 @@ static gpures__op pool_op(const char *verb) {
   return op;
 }
 
-/* A memfd of `size` bytes that nobody can shrink, grow or unseal: every mapping of it is safe. */
-static int sealed_buffer(gpures__op op, uint64_t size, int *out_fd) {
+/* A memfd of `size` bytes that nobody can shrink, grow or unseal, or -1 with errno set. */
+static int new_sealed_memfd(uint64_t size) {
   int fd = memfd_create("gpures-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return gpures__os_fail(op, "", "memfd_create()", errno);
+  if (fd < 0) return -1;
   if (ftruncate(fd, (off_t)size) != 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     int err = errno;
     close(fd);
-    return gpures__os_fail(op, "", "sizing and sealing a memfd", err);
+    errno = err;
+    return -1;
   }
-  *out_fd = fd;
-  return GPURES_OK;
+  return fd;
+}
+
+/* new_sealed_memfd() for a caller: a failure is recorded as its error. */
+static int sealed_buffer(gpures__op op, uint64_t size, int *out_fd) {
+  if ((*out_fd = new_sealed_memfd(size)) >= 0) return GPURES_OK;
+  return gpures__os_fail(op, "", "making a sealed memfd", errno);
 }
 
 /* Frees the pool once it is closed and nothing refers to it: no frame out, no thread waiting. */
@@ -86,7 +92,8 @@ static void slot_returned(void *ctx, bool retired) {
     gone = ps->buffer_id;
     close(ps->fd);
     ps->fd = -1;
-    if (!p->closed && sealed_buffer(pool_op("renew a slot of"), p->size, &ps->fd) == GPURES_OK)
+    /* On the releasing thread, whose last error is its own business: nothing is recorded. */
+    if (!p->closed && (ps->fd = new_sealed_memfd(p->size)) >= 0)
       ps->buffer_id = gpures__next_buffer_id();
   }
   bool done = finished(p);
