@@ -2,18 +2,8 @@
 // CLOCK_MONOTONIC through libc (performance.now() counts from each
 // isolate's own start, so two of them cannot be compared).
 
-const libc = Deno.dlopen("libc.so.6", {
-  clock_gettime: { parameters: ["i32", "pointer"], result: "i32" },
-});
-const timespec = new BigInt64Array(2);
-const timespecAt = Deno.UnsafePointer.of(timespec);
-const CLOCK_MONOTONIC = 1;
-
-/** CLOCK_MONOTONIC in µs. */
-export function clockUs(): number {
-  libc.symbols.clock_gettime(CLOCK_MONOTONIC, timespecAt);
-  return Number(timespec[0]) * 1e6 + Number(timespec[1]) / 1e3;
-}
+// The demo (examples/frame_server.ts) stamps with the same function.
+export { clockUs } from "../examples/frame_server.ts";
 
 /** What a consumer reports per frame, as three float64s. */
 export interface Stamps {
