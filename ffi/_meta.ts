@@ -8,6 +8,7 @@ import { lib } from "./_load.ts";
 import type { FrameMeta, FrameMetaInit } from "./_types.ts";
 
 let codec: Codec | undefined;
+let out: DataView | undefined; // over codec.out, where gpures_meta_get writes
 const metaCodec = () => codec ??= new Codec(FRAME_META);
 const idOut = new BigUint64Array(1);
 
@@ -27,9 +28,10 @@ export function setMeta(handle: bigint, meta: FrameMetaInit | null): void {
 /** The handle's metadata, or null when it has none. */
 export function getMeta(handle: bigint): FrameMeta | null {
   const c = metaCodec();
-  new DataView(c.out.buffer).setUint32(0, c.out.byteLength, true);
+  out ??= new DataView(c.out.buffer);
+  out.setUint32(0, c.out.byteLength, true);
   check(lib().gpures_meta_get(handle, c.out));
-  if (new DataView(c.out.buffer).getUint32(4, true) === 0) return null;
+  if (out.getUint32(4, true) === 0) return null; // flags 0: no metadata
   const { kind: _k, kindId: _i, refcount: _r, ...meta } = c.describe("FrameMeta", 0, 0);
   return meta as unknown as FrameMeta;
 }

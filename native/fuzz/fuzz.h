@@ -2,7 +2,8 @@
 ** fuzz.h: what the libFuzzer targets share. A target defines FUZZ_NAME, then
 ** includes this for the system headers, gpures.h, the fd helpers of the C
 ** tests (../tests/fd_util.h: make_memfd, fd_is_open, fd_is_closed,
-** send_with_fds) and FUZZ_EXPECT(cond, ...), which reports a broken promise
+** send_with_fds), open_fds()/same_fds() over fds below FD_WATCH, and
+** FUZZ_EXPECT(cond, ...), which reports a broken promise
 ** through FUZZ_FAIL: abort() for libFuzzer, unless the includer defined its
 ** own (native/tests/test_regressions.c counts a failed check instead).
 */
@@ -38,6 +39,26 @@
   do {                                   \
     if (!(cond)) FUZZ_FAIL(__VA_ARGS__); \
   } while (0)
+
+/* The fds the targets compare before and after an input: 0 .. FD_WATCH - 1. */
+#define FD_WATCH 128
+
+/* Bit i set when fd i is open. */
+typedef struct fd_set_bits {
+  uint64_t bits[FD_WATCH / 64];
+} fd_set_bits;
+
+static inline fd_set_bits open_fds(void) {
+  fd_set_bits s;
+  memset(&s, 0, sizeof s);
+  for (int fd = 0; fd < FD_WATCH; fd++)
+    if (fcntl(fd, F_GETFD) >= 0) s.bits[fd / 64] |= 1ull << (fd % 64);
+  return s;
+}
+
+static inline int same_fds(const fd_set_bits *a, const fd_set_bits *b) {
+  return memcmp(a, b, sizeof *a) == 0;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -44,7 +44,6 @@ typedef struct wire_header {
 } wire_header;
 #define WIRE_MAGIC 0x63727067u
 
-enum { FD_WATCH = 128 }; /* fds 0..127 are compared before and after */
 
 /* ------------------------------------------------------------------ state */
 
@@ -102,22 +101,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 /* --------------------------------------------------------------- checks */
 
-/* Bit i set when fd i is open, for fds below FD_WATCH. */
-typedef struct fd_set_bits {
-  uint64_t bits[FD_WATCH / 64];
-} fd_set_bits;
-
-static fd_set_bits open_fds(void) {
-  fd_set_bits s;
-  memset(&s, 0, sizeof s);
-  for (int fd = 0; fd < FD_WATCH; fd++)
-    if (fcntl(fd, F_GETFD) >= 0) s.bits[fd / 64] |= 1ull << (fd % 64);
-  return s;
-}
-
-static int same_fds(const fd_set_bits *a, const fd_set_bits *b) {
-  return memcmp(a, b, sizeof *a) == 0;
-}
 
 /*
 ** Whether a received fd may back a frame, as the receive promised. An opaque

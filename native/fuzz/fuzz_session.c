@@ -69,7 +69,6 @@ typedef struct wire_header {
 enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_TYPES };
 
 enum {
-  FD_WATCH = 128,   /* fds 0..127 are compared before and after */
   SLOTS = 5,        /* the SEND side's pool: up to 4 frames in flight and the sentinel */
   MAX_RECORDS = 12, /* datagrams per input */
   MAX_HELD = 16,    /* frames the RECEIVE side holds at once */
@@ -182,21 +181,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 /* ---------------------------------------------------------------- fds */
 
-typedef struct fd_set_bits {
-  uint64_t bits[FD_WATCH / 64];
-} fd_set_bits;
-
-static fd_set_bits open_fds(void) {
-  fd_set_bits s;
-  memset(&s, 0, sizeof s);
-  for (int fd = 0; fd < FD_WATCH; fd++)
-    if (fcntl(fd, F_GETFD) >= 0) s.bits[fd / 64] |= 1ull << (fd % 64);
-  return s;
-}
-
-static int same_fds(const fd_set_bits *a, const fd_set_bits *b) {
-  return memcmp(a, b, sizeof *a) == 0;
-}
 
 /* An fd of `kind` to attach, and whether this input made it (then it closes it). */
 static int fd_of(unsigned kind, int *made) {

@@ -240,6 +240,9 @@ uint32_t gpures__field_len(const gpures_field_info *f, const void *desc);
 void gpures__field_path(const gpures_field_info *f, uint32_t i, char *out, size_t cap);
 /* Checks every row of a descriptor and clears unused elements. */
 int gpures__fields_validate(gpures__op op, const gpures__variant *v, void *desc);
+/* A descriptor's width and height when its kind has them, else 0: a frame's extent. */
+void gpures__desc_extent(const gpures__variant *v, const void *desc, uint32_t *width,
+                         uint32_t *height);
 /* Width and height that must be given together (both 0 means not given). */
 int gpures__check_extent(gpures__op op, uint32_t width, uint32_t height);
 /* The metadata's rows and checks (kinds/meta.c); width/height 0: the frame has no extent. */

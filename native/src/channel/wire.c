@@ -277,13 +277,6 @@ int gpures__wire_meta(gpures__op *op, const gpures__wire_header *h, const unsign
   return status;
 }
 
-/* The frame extent a descriptor names, for the metadata's visible rectangle. */
-static void extent_of(const gpures__variant *v, const unsigned char *desc, uint32_t *w, uint32_t *h) {
-  const gpures_field_info *fw = gpures__field_find(v, "width"), *fh = gpures__field_find(v, "height");
-  *w = fw ? (uint32_t)gpures__field_get(fw, desc, 0) : 0;
-  *h = fh ? (uint32_t)gpures__field_get(fh, desc, 0) : 0;
-}
-
 int gpures__wire_decode(gpures__op *op, const gpures__wire_header *h, unsigned char *body,
                         const int *fds, uint32_t nfds, bool allow_unsealed,
                         gpures_handle *out_handle) {
@@ -297,7 +290,7 @@ int gpures__wire_decode(gpures__op *op, const gpures__wire_header *h, unsigned c
   if (status == GPURES_OK) status = place_fds(op, v, desc, h->desc_size, fds, nfds);
   gpures_frame_meta meta;
   uint32_t width = 0, height = 0;
-  extent_of(v, desc, &width, &height);
+  gpures__desc_extent(v, desc, &width, &height);
   if (status == GPURES_OK) status = gpures__wire_meta(op, h, body, width, height, &meta);
   if (status == GPURES_OK) status = check_fds(op, v, desc, allow_unsealed);
   if (status != GPURES_OK) return status;

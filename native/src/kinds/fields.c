@@ -145,6 +145,13 @@ int gpures__fields_validate(gpures__op op, const gpures__variant *v, void *desc)
   return GPURES_OK;
 }
 
+void gpures__desc_extent(const gpures__variant *v, const void *desc, uint32_t *width,
+                         uint32_t *height) {
+  const gpures_field_info *w = gpures__field_find(v, "width"), *h = gpures__field_find(v, "height");
+  *width = w ? (uint32_t)gpures__field_get(w, desc, 0) : 0;
+  *height = h ? (uint32_t)gpures__field_get(h, desc, 0) : 0;
+}
+
 int gpures__check_extent(gpures__op op, uint32_t width, uint32_t height) {
   if ((width == 0) == (height == 0)) return GPURES_OK;
   return gpures__fail(op, GPURES_E_ZERO_SIZE, width ? "height" : "width",

@@ -70,8 +70,18 @@ static int cache_buffer(gpures__op op, gpures_session *s, uint64_t peer_id, gpur
                         cached_buffer **out) {
   uint32_t at;
   cached_buffer *b = gpures__alloc(sizeof *b);
-  pthread_mutex_lock(&s->mu);
   int status = GPURES_OK;
+  if (b) { /* the owner's descriptor, read once for all its frames */
+    memset(b->desc, 0, sizeof b->desc);
+    status = gpures_kind(owner, &b->kind);
+    if (status == GPURES_OK) status = gpures_describe(owner, b->desc, sizeof b->desc);
+    if (status != GPURES_OK) {
+      gpures__free(b);
+      return gpures__refail(op, status);
+    }
+    gpures__desc_extent(gpures__variant_of(b->kind), b->desc, &b->width, &b->height);
+  }
+  pthread_mutex_lock(&s->mu);
   if (cached(s, peer_id, &at))
     status = gpures__fail(op, GPURES_E_INVALID_VALUE, "buffer",
                           "buffer %llu was announced already", (unsigned long long)peer_id);
@@ -107,16 +117,9 @@ static void uncache(gpures_session *s, cached_buffer *b) {
 /* A frame over a cached buffer, carrying the message's metadata. */
 static int frame_of(gpures__op op, gpures_session *s, cached_buffer *b, const gpures__wire_header *h,
                     const unsigned char *body, gpures_handle *out) {
-  unsigned char desc[GPURES__DESC_MAX];
-  uint32_t kind = 0;
-  int status = gpures_kind(b->owner, &kind);
-  if (status == GPURES_OK) status = gpures_describe(b->owner, desc, sizeof desc);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  const gpures_dma_buf_handle_desc *dma = (const void *)desc;
   gpures_frame_meta meta;
-  op.kind = kind;
-  status = gpures__wire_meta(&op, h, body, kind == GPURES_KIND_DMA_BUF_HANDLE ? dma->width : 0,
-                             kind == GPURES_KIND_DMA_BUF_HANDLE ? dma->height : 0, &meta);
+  op.kind = b->kind;
+  int status = gpures__wire_meta(&op, h, body, b->width, b->height, &meta);
   received_frame *f = status == GPURES_OK ? gpures__alloc(sizeof *f) : NULL;
   if (status == GPURES_OK && !f)
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a frame");
@@ -125,7 +128,7 @@ static int frame_of(gpures__op op, gpures_session *s, cached_buffer *b, const gp
   gpures__borrow borrow = {frame_released, f, b->local_id};
   atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
   gpures__session_ref(s);
-  status = gpures__create_borrowing(op, kind, desc, NULL, &borrow, out);
+  status = gpures__create_borrowing(op, b->kind, b->desc, NULL, &borrow, out);
   if (status != GPURES_OK) {
     buffer_unref(b);
     gpures__session_unref(s);

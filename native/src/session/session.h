@@ -29,6 +29,9 @@ typedef struct cached_buffer {
   uint64_t peer_id;      /* the sender's buffer id */
   uint64_t local_id;     /* ours, for gpures_buffer_id() */
   gpures_handle owner;
+  uint32_t kind;         /* owner's kind and descriptor, read once: every frame of it borrows them */
+  uint32_t width, height;
+  unsigned char desc[GPURES__DESC_MAX];
 } cached_buffer;
 
 /* A notice (RELEASE, FORGET) that found the socket full, sent when it has room. */

@@ -11,14 +11,6 @@ static gpures__lock meta_locks[64];
 
 static gpures__lock *meta_lock(gpures_handle h) { return &meta_locks[handle_index(h) % 64u]; }
 
-/* The frame's width and height when its kind has them, for the visible rectangle's check. */
-static void extent_of(const slot *s, uint32_t *width, uint32_t *height) {
-  const gpures__variant *v = gpures__variant_of(s->kind);
-  const gpures_field_info *w = gpures__field_find(v, "width"), *h = gpures__field_find(v, "height");
-  *width = w ? (uint32_t)gpures__field_get(w, &s->desc, 0) : 0;
-  *height = h ? (uint32_t)gpures__field_get(h, &s->desc, 0) : 0;
-}
-
 int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta) {
   gpures__op op = op_of("set metadata of", handle);
   gpures_frame_meta local;
@@ -31,7 +23,7 @@ int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta) {
   int status = pin(handle, op.verb, &s);
   if (status != GPURES_OK) return status;
   uint32_t width, height;
-  extent_of(s, &width, &height);
+  gpures__desc_extent(gpures__variant_of(s->kind), &s->desc, &width, &height);
   if (meta) status = gpures__meta_validate(op, &local, width, height);
   if (status == GPURES_OK) {
     local.struct_size = sizeof local;
