@@ -29,6 +29,8 @@ export { load, type LoadedLibrary, type LoadOptions } from "./ffi/_load.ts";
 export { type CreateOptions, type FdCreateOptions } from "./ffi/_create.ts";
 export { GpuResource } from "./ffi/gpu_resource.ts";
 export { FdResource } from "./ffi/fd_resource.ts";
+export { SyncPoint, type WaitOptions } from "./ffi/sync_point.ts";
+export { pendingSyncWaits } from "./ffi/_sync_waits.ts";
 export * from "./ffi/variants.ts";
 export {
   BufferGoneEvent,
@@ -62,11 +64,14 @@ export {
 } from "./ffi/pixel_format.ts";
 export { type PlanePlacement, type PlaneView, planeViews } from "./ffi/planes.ts";
 export {
+  CancelledError,
+  DeviceLostError,
   GpuResourceError,
   InvalidHandleError,
   LibraryLoadError,
   ReleasedError,
   TimeoutError,
+  UnsupportedError,
   UnsupportedPlatformError,
   WrongKindError,
 } from "./ffi/errors.ts";

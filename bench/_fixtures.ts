@@ -39,6 +39,7 @@ export function benchDesc(
     },
     pipe: unused,
     closedFd: unused,
+    fence: unused,
     gate: (offset) => Deno.UnsafePointer.offset(Deno.UnsafePointer.of(gate)!, offset),
     texture: (shape) => device?.createTexture(textureDescriptor(shape)),
   }) as Record<string, unknown>;

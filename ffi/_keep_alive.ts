@@ -25,6 +25,24 @@ export let liveRecords = 0;
 let queue = 0;
 let timer: ReturnType<typeof setInterval> | undefined;
 const EVENT_RELEASED = 1;
+const EVENT_SYNC_DONE = 3;
+
+/** Where SYNC_DONE events go (ffi/_sync_waits.ts), and how many such waits are pending. */
+let syncDone: ((token: number, status: number) => void) | undefined;
+let syncWaits = 0;
+
+/**
+ * Routes this isolate's SYNC_DONE events to `listener` and counts `delta`
+ * more (or fewer) pending waits; while any pends, the watcher runs.
+ */
+export function syncWaitsChanged(
+  listener: (token: number, status: number) => void,
+  delta: number,
+): void {
+  syncDone = listener;
+  syncWaits += delta;
+  if (syncWaits > 0) startPolling();
+}
 const NO_ERRORS: unknown[] = [];
 
 /** A token for a new record; give it back with dropToken if the record is never added. */
@@ -112,7 +130,10 @@ function deliver(): unknown[] {
       // Tokens are (queue << 32) | slot: only this isolate's queue receives them.
       const token = eventView.getUint32(i * 16, true);
       if (eventView.getUint32(i * 16 + 4, true) !== queue) continue;
-      if (eventView.getUint32(i * 16 + 8, true) === EVENT_RELEASED) {
+      const type = eventView.getUint32(i * 16 + 8, true);
+      if (type === EVENT_SYNC_DONE) {
+        syncDone?.(token, eventView.getUint32(i * 16 + 12, true));
+      } else if (type === EVENT_RELEASED) {
         const record = removeRecord(token);
         if (record) call(record.keepAlive, "release", errors);
       } else {
@@ -121,7 +142,7 @@ function deliver(): unknown[] {
       }
     }
   }
-  if (liveRecords === 0 && timer !== undefined) {
+  if (liveRecords === 0 && syncWaits === 0 && timer !== undefined) {
     clearInterval(timer);
     timer = undefined;
   }
@@ -149,7 +170,7 @@ export function report(errors: unknown[]): void {
  * away or no longer holds; releases made here are delivered at once.
  */
 export function startPolling(): void {
-  if (liveRecords === 0) return;
+  if (liveRecords === 0 && syncWaits === 0) return;
   if (unrefOp) {
     if (!waiting) void waitForReleases();
     return;
@@ -175,7 +196,7 @@ const WAIT_SLICE_MS = 1000;
 async function waitForReleases(): Promise<void> {
   waiting = true;
   try {
-    while (liveRecords > 0 && queue) {
+    while ((liveRecords > 0 || syncWaits > 0) && queue) {
       // No out-buffer: the isolate may end while the wait runs, and its memory with it.
       const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, null);
       unrefOp!(wait);

@@ -12,6 +12,8 @@ export const symbols = {
   gpures_os_name: { parameters: ["u32"], result: "pointer" },
   // const char *gpures_status_name(int status)
   gpures_status_name: { parameters: ["i32"], result: "pointer" },
+  // const char *gpures_status_message(int status)
+  gpures_status_message: { parameters: ["i32"], result: "pointer" },
   // const char *gpures_last_error(void)
   gpures_last_error: { parameters: [], result: "pointer" },
   // const char *gpures_last_error_field(void)
@@ -32,6 +34,34 @@ export const symbols = {
     result: "i32",
     nonblocking: true,
   },
+  // int gpures_sync_wait(gpures_handle sync, int64_t timeout_ns): blocks this thread
+  gpures_sync_wait: { parameters: ["u64", "i64"], result: "i32" },
+  // int gpures_sync_poll(gpures_handle sync, uint32_t *out_reached)
+  gpures_sync_poll: { parameters: ["u64", "pointer"], result: "i32" },
+  // int gpures_sync_signal(gpures_handle sync)
+  gpures_sync_signal: { parameters: ["u64"], result: "i32" },
+  // int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue, uint64_t token)
+  gpures_sync_wait_async: { parameters: ["u64", "i64", "u32", "u64"], result: "i32" },
+  // int gpures_sync_cancel(uint32_t queue, uint64_t token)
+  gpures_sync_cancel: { parameters: ["u32", "u64"], result: "i32" },
+  // uint32_t gpures_sync_pending(void)
+  gpures_sync_pending: { parameters: [], result: "u32" },
+  // int gpures_cpu_fence_new(gpures_handle *out_sync)
+  gpures_cpu_fence_new: { parameters: ["buffer"], result: "i32" },
+  // int gpures_fences_set(gpures_handle handle, gpures_handle acquire, gpures_handle release)
+  gpures_fences_set: { parameters: ["u64", "u64", "u64"], result: "i32" },
+  // int gpures_fences_get(gpures_handle handle, gpures_handle *out_acquire, gpures_handle *out_release)
+  gpures_fences_get: { parameters: ["u64", "buffer", "buffer"], result: "i32" },
+  // int gpures_begin_access(gpures_handle handle, int64_t timeout_ns)
+  gpures_begin_access: { parameters: ["u64", "i64"], result: "i32" },
+  // int gpures_end_access(gpures_handle handle, gpures_handle release)
+  gpures_end_access: { parameters: ["u64", "u64"], result: "i32" },
+  // int gpures_dma_buf_export_sync_file(gpures_handle dma_buf, uint32_t index, uint32_t flags,
+  //                                     gpures_handle *out_sync)
+  gpures_dma_buf_export_sync_file: { parameters: ["u64", "u32", "u32", "buffer"], result: "i32" },
+  // int gpures_dma_buf_import_sync_file(gpures_handle dma_buf, uint32_t index, uint32_t flags,
+  //                                     gpures_handle sync)
+  gpures_dma_buf_import_sync_file: { parameters: ["u64", "u32", "u32", "u64"], result: "i32" },
   // int gpures_meta_set(gpures_handle handle, const gpures_frame_meta *meta)
   gpures_meta_set: { parameters: ["u64", "buffer"], result: "i32" },
   // int gpures_meta_get(gpures_handle handle, gpures_frame_meta *out)

@@ -28,6 +28,8 @@ export interface KindRow {
   ownership: number;
   platforms: number;
   descSize: number;
+  /** 0: a resource; 1: a SyncPoint (gpures_kind_info.family). */
+  family?: number;
   fields: FieldRow[];
 }
 
@@ -64,6 +66,7 @@ export function readKinds(lib: Symbols): KindRow[] {
       ownership: view.getUint32(at + 4),
       platforms: view.getUint32(at + 8),
       descSize: view.getUint32(at + 12),
+      family: view.getUint32(at + 20),
       name: cString(view, at + 24),
       snake: cString(view, at + 32),
       fields: readFields(lib, id),

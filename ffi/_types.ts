@@ -265,6 +265,16 @@ export type MatrixCoefficientsName =
   | "chroma-derived-cl"
   | "ictcp";
 
+/** A SemaphoreType by name. */
+export type SemaphoreTypeName =
+  | "binary"
+  | "timeline";
+
+/** A SemaphoreHandleType by name. */
+export type SemaphoreHandleTypeName =
+  | "opaqueFd"
+  | "syncFd";
+
 /** The name of a resource kind. */
 export type KindName =
   | "D3D11Texture"
@@ -286,7 +296,23 @@ export type KindName =
   | "CpuBytes"
   | "CpuPlanes"
   | "CpuSharedSlot"
-  | "WgpuTexture";
+  | "WgpuTexture"
+  | "VkSemaphore"
+  | "VkSemaphoreFd"
+  | "D3D12Fence"
+  | "D3D11KeyedMutex"
+  | "CudaEvent"
+  | "CudaContextEvent"
+  | "OpenClEvent"
+  | "MetalEvent"
+  | "GlSemaphore"
+  | "GlSync"
+  | "WgpuSubmission"
+  | "WgpuDeferred"
+  | "CpuFence"
+  | "NoopSync"
+  | "SyncFile"
+  | "DrmSyncobj";
 
 /** Frame metadata as {@link GpuResource.setMeta} takes it: each group optional. */
 export interface FrameMetaInit {
@@ -1181,4 +1207,389 @@ export interface WgpuTextureDescription {
   format: WgpuTextureFormatName;
   /** GPUTextureUsage bits */
   usage: number;
+}
+
+/** The descriptor {@link VkSemaphore.create} takes. */
+export interface VkSemaphoreDesc {
+  /** VkSemaphore handle */
+  semaphore: bigint | number;
+  /** VkDevice that owns it; needed for host waits */
+  device?: PointerLike;
+  /** binary or timeline */
+  semaphoreType: SemaphoreTypeName | number;
+  /** timeline point that means finished */
+  value: bigint | number;
+  /** VkPhysicalDeviceIDProperties.deviceUUID */
+  deviceUuid?: Uint8Array;
+}
+
+/** What {@link VkSemaphore.describe} returns. */
+export interface VkSemaphoreDescription {
+  /** The kind's name. */
+  kind: "VkSemaphore";
+  /** The kind's stable id. */
+  kindId: 21;
+  /** References held on the handle. */
+  refcount: number;
+  /** VkSemaphore handle */
+  semaphore: bigint;
+  /** VkDevice that owns it; needed for host waits */
+  device: bigint | null;
+  /** binary or timeline */
+  semaphoreType: SemaphoreTypeName;
+  /** timeline point that means finished */
+  value: bigint;
+  /** VkPhysicalDeviceIDProperties.deviceUUID */
+  deviceUuid: Uint8Array | null;
+}
+
+/** The descriptor {@link VkSemaphoreFd.create} takes. */
+export interface VkSemaphoreFdDesc {
+  /** exported semaphore, owned by the handle */
+  fd: number;
+  /** opaqueFd or syncFd */
+  handleType: SemaphoreHandleTypeName | number;
+  /** binary or timeline */
+  semaphoreType: SemaphoreTypeName | number;
+  /** timeline point that means finished */
+  value: bigint | number;
+  /** UUID of the exporting device */
+  deviceUuid?: Uint8Array;
+}
+
+/** What {@link VkSemaphoreFd.describe} returns. */
+export interface VkSemaphoreFdDescription {
+  /** The kind's name. */
+  kind: "VkSemaphoreFd";
+  /** The kind's stable id. */
+  kindId: 22;
+  /** References held on the handle. */
+  refcount: number;
+  /** exported semaphore, owned by the handle */
+  fd: number;
+  /** opaqueFd or syncFd */
+  handleType: SemaphoreHandleTypeName;
+  /** binary or timeline */
+  semaphoreType: SemaphoreTypeName;
+  /** timeline point that means finished */
+  value: bigint;
+  /** UUID of the exporting device */
+  deviceUuid: Uint8Array | null;
+}
+
+/** The descriptor {@link D3D12Fence.create} takes. */
+export interface D3D12FenceDesc {
+  /** ID3D12Fence* */
+  fence: PointerLike;
+  /** fence value that means finished */
+  value: bigint | number;
+  /** luid */
+  luid?: {
+    /** adapter LUID, high part */
+    high: number;
+    /** adapter LUID, low part */
+    low: number;
+  };
+}
+
+/** What {@link D3D12Fence.describe} returns. */
+export interface D3D12FenceDescription {
+  /** The kind's name. */
+  kind: "D3D12Fence";
+  /** The kind's stable id. */
+  kindId: 23;
+  /** References held on the handle. */
+  refcount: number;
+  /** ID3D12Fence* */
+  fence: bigint;
+  /** fence value that means finished */
+  value: bigint;
+  /** luid */
+  luid: {
+    /** adapter LUID, high part */
+    high: number;
+    /** adapter LUID, low part */
+    low: number;
+  } | null;
+}
+
+/** The descriptor {@link D3D11KeyedMutex.create} takes. */
+export interface D3D11KeyedMutexDesc {
+  /** IDXGIKeyedMutex* */
+  mutex: PointerLike;
+  /** key to acquire with */
+  key: bigint | number;
+}
+
+/** What {@link D3D11KeyedMutex.describe} returns. */
+export interface D3D11KeyedMutexDescription {
+  /** The kind's name. */
+  kind: "D3D11KeyedMutex";
+  /** The kind's stable id. */
+  kindId: 24;
+  /** References held on the handle. */
+  refcount: number;
+  /** IDXGIKeyedMutex* */
+  mutex: bigint;
+  /** key to acquire with */
+  key: bigint;
+}
+
+/** The descriptor {@link CudaEvent.create} takes. */
+export interface CudaEventDesc {
+  /** CUevent */
+  event: bigint | number;
+  /** the producer's sequence number of the recording */
+  value?: bigint | number;
+  /** CUuuid of the device */
+  deviceUuid?: Uint8Array;
+}
+
+/** What {@link CudaEvent.describe} returns. */
+export interface CudaEventDescription {
+  /** The kind's name. */
+  kind: "CudaEvent";
+  /** The kind's stable id. */
+  kindId: 25;
+  /** References held on the handle. */
+  refcount: number;
+  /** CUevent */
+  event: bigint;
+  /** the producer's sequence number of the recording */
+  value: bigint | null;
+  /** CUuuid of the device */
+  deviceUuid: Uint8Array | null;
+}
+
+/** The descriptor {@link CudaContextEvent.create} takes. */
+export interface CudaContextEventDesc {
+  /** CUevent */
+  event: bigint | number;
+  /** CUcontext made current to wait */
+  context: bigint | number;
+  /** CUdevice ordinal */
+  device: number;
+  /** CUuuid of the device */
+  deviceUuid?: Uint8Array;
+}
+
+/** What {@link CudaContextEvent.describe} returns. */
+export interface CudaContextEventDescription {
+  /** The kind's name. */
+  kind: "CudaContextEvent";
+  /** The kind's stable id. */
+  kindId: 26;
+  /** References held on the handle. */
+  refcount: number;
+  /** CUevent */
+  event: bigint;
+  /** CUcontext made current to wait */
+  context: bigint;
+  /** CUdevice ordinal */
+  device: number;
+  /** CUuuid of the device */
+  deviceUuid: Uint8Array | null;
+}
+
+/** The descriptor {@link OpenClEvent.create} takes. */
+export interface OpenClEventDesc {
+  /** cl_event */
+  event: PointerLike;
+}
+
+/** What {@link OpenClEvent.describe} returns. */
+export interface OpenClEventDescription {
+  /** The kind's name. */
+  kind: "OpenClEvent";
+  /** The kind's stable id. */
+  kindId: 27;
+  /** References held on the handle. */
+  refcount: number;
+  /** cl_event */
+  event: bigint;
+}
+
+/** The descriptor {@link MetalEvent.create} takes. */
+export interface MetalEventDesc {
+  /** id<MTLSharedEvent> */
+  event: PointerLike;
+  /** signaled value that means finished */
+  value: bigint | number;
+  /** MTLDevice registryID */
+  registryId?: bigint | number;
+}
+
+/** What {@link MetalEvent.describe} returns. */
+export interface MetalEventDescription {
+  /** The kind's name. */
+  kind: "MetalEvent";
+  /** The kind's stable id. */
+  kindId: 28;
+  /** References held on the handle. */
+  refcount: number;
+  /** id<MTLSharedEvent> */
+  event: bigint;
+  /** signaled value that means finished */
+  value: bigint;
+  /** MTLDevice registryID */
+  registryId: bigint | null;
+}
+
+/** The descriptor {@link GlSemaphore.create} takes. */
+export interface GlSemaphoreDesc {
+  /** GL_EXT_semaphore object */
+  name: number;
+  /** the context it lives in */
+  context?: PointerLike;
+}
+
+/** What {@link GlSemaphore.describe} returns. */
+export interface GlSemaphoreDescription {
+  /** The kind's name. */
+  kind: "GlSemaphore";
+  /** The kind's stable id. */
+  kindId: 29;
+  /** References held on the handle. */
+  refcount: number;
+  /** GL_EXT_semaphore object */
+  name: number;
+  /** the context it lives in */
+  context: bigint | null;
+}
+
+/** The descriptor {@link GlSync.create} takes. */
+export interface GlSyncDesc {
+  /** GLsync from glFenceSync */
+  sync: PointerLike;
+  /** the context it lives in */
+  context?: PointerLike;
+}
+
+/** What {@link GlSync.describe} returns. */
+export interface GlSyncDescription {
+  /** The kind's name. */
+  kind: "GlSync";
+  /** The kind's stable id. */
+  kindId: 30;
+  /** References held on the handle. */
+  refcount: number;
+  /** GLsync from glFenceSync */
+  sync: bigint;
+  /** the context it lives in */
+  context: bigint | null;
+}
+
+/** The descriptor {@link WgpuSubmission.create} takes. */
+export interface WgpuSubmissionDesc {
+  /** eventfd the host signals, owned by the handle */
+  fd: number;
+  /** the host's count of submissions */
+  submission: bigint | number;
+}
+
+/** What {@link WgpuSubmission.describe} returns. */
+export interface WgpuSubmissionDescription {
+  /** The kind's name. */
+  kind: "WgpuSubmission";
+  /** The kind's stable id. */
+  kindId: 31;
+  /** References held on the handle. */
+  refcount: number;
+  /** eventfd the host signals, owned by the handle */
+  fd: number;
+  /** the host's count of submissions */
+  submission: bigint;
+}
+
+/** The descriptor {@link WgpuDeferred.create} takes. */
+export interface WgpuDeferredDesc {
+  /** eventfd the host signals, owned by the handle */
+  fd: number;
+  /** the host's slot */
+  slot: bigint | number;
+}
+
+/** What {@link WgpuDeferred.describe} returns. */
+export interface WgpuDeferredDescription {
+  /** The kind's name. */
+  kind: "WgpuDeferred";
+  /** The kind's stable id. */
+  kindId: 32;
+  /** References held on the handle. */
+  refcount: number;
+  /** eventfd the host signals, owned by the handle */
+  fd: number;
+  /** the host's slot */
+  slot: bigint;
+}
+
+/** The descriptor {@link CpuFence.create} takes. */
+export interface CpuFenceDesc {
+  /** eventfd, owned by the handle */
+  fd: number;
+}
+
+/** What {@link CpuFence.describe} returns. */
+export interface CpuFenceDescription {
+  /** The kind's name. */
+  kind: "CpuFence";
+  /** The kind's stable id. */
+  kindId: 33;
+  /** References held on the handle. */
+  refcount: number;
+  /** eventfd, owned by the handle */
+  fd: number;
+}
+
+/** The descriptor {@link NoopSync.create} takes: it has no fields. */
+export type NoopSyncDesc = Record<string, never>;
+
+/** What {@link NoopSync.describe} returns. */
+export interface NoopSyncDescription {
+  /** The kind's name. */
+  kind: "NoopSync";
+  /** The kind's stable id. */
+  kindId: 34;
+  /** References held on the handle. */
+  refcount: number;
+}
+
+/** The descriptor {@link SyncFile.create} takes. */
+export interface SyncFileDesc {
+  /** sync_file, owned by the handle */
+  fd: number;
+}
+
+/** What {@link SyncFile.describe} returns. */
+export interface SyncFileDescription {
+  /** The kind's name. */
+  kind: "SyncFile";
+  /** The kind's stable id. */
+  kindId: 35;
+  /** References held on the handle. */
+  refcount: number;
+  /** sync_file, owned by the handle */
+  fd: number;
+}
+
+/** The descriptor {@link DrmSyncobj.create} takes. */
+export interface DrmSyncobjDesc {
+  /** syncobj fd, owned by the handle */
+  fd: number;
+  /** timeline point; 0 for a binary syncobj */
+  point: bigint | number;
+}
+
+/** What {@link DrmSyncobj.describe} returns. */
+export interface DrmSyncobjDescription {
+  /** The kind's name. */
+  kind: "DrmSyncobj";
+  /** The kind's stable id. */
+  kindId: 36;
+  /** References held on the handle. */
+  refcount: number;
+  /** syncobj fd, owned by the handle */
+  fd: number;
+  /** timeline point; 0 for a binary syncobj */
+  point: bigint;
 }

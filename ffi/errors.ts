@@ -43,6 +43,15 @@ export class LibraryLoadError extends GpuResourceError {}
 /** A wait ran out of time: no pool slot came free, no fence signalled. */
 export class TimeoutError extends GpuResourceError {}
 
+/** A wait was cancelled (an AbortSignal, a closed pool). */
+export class CancelledError extends GpuResourceError {}
+
+/** The device behind a SyncPoint was lost (VK_ERROR_DEVICE_LOST, a sticky CUDA error). */
+export class DeviceLostError extends GpuResourceError {}
+
+/** The operation does not apply to this object: a fence the host cannot wait on, an API not installed. */
+export class UnsupportedError extends GpuResourceError {}
+
 const classes: Record<string, typeof GpuResourceError> = {
   NULL_HANDLE: InvalidHandleError,
   NULL_POINTER: InvalidHandleError,
@@ -53,6 +62,9 @@ const classes: Record<string, typeof GpuResourceError> = {
   UNSUPPORTED_PLATFORM: UnsupportedPlatformError,
   ABI_MISMATCH: LibraryLoadError,
   TIMED_OUT: TimeoutError,
+  CANCELLED: CancelledError,
+  DEVICE_LOST: DeviceLostError,
+  UNSUPPORTED: UnsupportedError,
 };
 
 /** The error class for a status name. */

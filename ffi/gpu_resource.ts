@@ -1,6 +1,7 @@
 // The base class of every resource kind: ownership of one reference to a
 // native handle, and everything every kind can do with it.
 
+import type { SyncPoint } from "./sync_point.ts";
 import { bufferIdOf, getMeta, setMeta } from "./_meta.ts";
 import type { FrameMeta, FrameMetaInit } from "./_types.ts";
 import { codecOf } from "./_codec.ts";
@@ -365,6 +366,54 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
    */
   protected slotReleaseOf(): void {
     check(lib().gpures_slot_release(this.#live("release slot of")));
+  }
+
+  /**
+   * The fences this handle carries (as new references the caller releases):
+   * `acquire`, to wait on before touching the memory; `release`, to wait on
+   * before reusing it. They travel with the handle to clones, Workers and
+   * Channel peers (fd-backed ones as fds).
+   */
+  get fences(): { acquire?: SyncPoint<unknown>; release?: SyncPoint<unknown> } {
+    const pair = new BigUint64Array(2);
+    check(
+      lib().gpures_fences_get(this.#live("read fences of"), pair.subarray(0, 1), pair.subarray(1)),
+    );
+    const result: { acquire?: SyncPoint<unknown>; release?: SyncPoint<unknown> } = {};
+    if (pair[0]) result.acquire = GpuResource.fromRaw(pair[0]) as unknown as SyncPoint<unknown>;
+    if (pair[1]) result.release = GpuResource.fromRaw(pair[1]) as unknown as SyncPoint<unknown>;
+    return result;
+  }
+
+  /** Sets (replacing) the acquire and release fences; an absent one is cleared. The handle takes its own references. */
+  setFences(
+    fences: { acquire?: GpuResource<unknown> | null; release?: GpuResource<unknown> | null },
+  ): void {
+    check(
+      lib().gpures_fences_set(
+        this.#live("set fences of"),
+        fences.acquire ? fences.acquire.unsafeHandle : 0n,
+        fences.release ? fences.release.unsafeHandle : 0n,
+      ),
+    );
+  }
+
+  /**
+   * Waits (blocking, up to `timeout` ms) until the memory may be touched: the
+   * acquire fence, then, on a real dma-buf, the kernel's implicit fences.
+   * The acquire fence is dropped once reached. For the event loop, await
+   * `fences.acquire?.waitAsync()` instead and then call this (it returns at once).
+   */
+  beginAccess(timeout?: number): void {
+    const ns = timeout === undefined ? -1n : BigInt(Math.max(0, Math.round(timeout * 1e6)));
+    check(lib().gpures_begin_access(this.#live("begin access to"), ns));
+  }
+
+  /** Ends access: `release` (a SyncPoint, or none) becomes the release fence the next user waits on. */
+  endAccess(release?: GpuResource<unknown> | null): void {
+    check(
+      lib().gpures_end_access(this.#live("end access to"), release ? release.unsafeHandle : 0n),
+    );
   }
 
   /** Shows the kind and every field, or that the handle was released. */

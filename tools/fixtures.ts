@@ -38,6 +38,7 @@ export type Placeholder =
   | { readonly $: "memfd"; readonly size: number }
   | { readonly $: "pipe" }
   | { readonly $: "closedFd" }
+  | { readonly $: "fence"; readonly fence: FenceFdType }
   | { readonly $: "address"; readonly value: bigint }
   | { readonly $: "gate"; readonly offset: number }
   | { readonly $: "bytes"; readonly size: number }
@@ -49,6 +50,10 @@ export type Placeholder =
 export const memfd = (size: number): Placeholder => ({ $: "memfd", size });
 /** An fd whose size cannot be read: the read end of a pipe. */
 export const pipeFd = (): Placeholder => ({ $: "pipe" });
+/** What a fence fd is: a real eventfd, or a memfd declared a sync_file or syncobj (none can be made without a GPU). */
+export type FenceFdType = "eventfd" | "syncFile" | "syncobj";
+/** A fence fd of `type` (C: one of the fds the caller passes). */
+export const fenceFd = (fence: FenceFdType): Placeholder => ({ $: "fence", fence });
 /** An fd number that names nothing: a memfd made and closed just before use. */
 export const closedFd = (): Placeholder => ({ $: "closedFd" });
 /** A fixed non-null address that gpures stores and never dereferences. */
@@ -725,6 +730,133 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       unknownFlags(1),
     ],
   },
+  VkSemaphore: {
+    valid: {
+      semaphore: 0x77n,
+      device: address(0x2000n),
+      semaphoreType: "timeline",
+      value: 5n,
+      deviceUuid: UUID,
+    },
+    changes: [
+      nullHandle("semaphore", 0n),
+      invalid("an unknown semaphore type", "semaphoreType", 7),
+      rejects(
+        "a value on a binary semaphore",
+        { semaphoreType: "binary" },
+        "INVALID_VALUE",
+        "value",
+      ),
+      accepts("a binary semaphore without a value", { semaphoreType: "binary", value: 0n }),
+      accepts("no device", { device: undefined }),
+      unknownFlags(1 << 0),
+    ],
+  },
+  VkSemaphoreFd: {
+    valid: { fd: memfd(16), handleType: "opaqueFd", semaphoreType: "timeline", value: 3n },
+    changes: [
+      invalid("a negative fd", "fd", -1),
+      invalid("a closed fd", "fd", closedFd()),
+      invalid("an unknown handle type", "handleType", 2),
+      rejects(
+        "a timeline as a sync fd",
+        { handleType: "syncFd", fd: fenceFd("syncFile") },
+        "INVALID_VALUE",
+        "semaphoreType",
+      ),
+      rejects(
+        "a sync fd that is not a sync_file",
+        { handleType: "syncFd", semaphoreType: "binary", value: 0n, fd: fenceFd("eventfd") },
+        "INVALID_VALUE",
+        "fd",
+      ),
+      accepts("a binary sync fd", {
+        handleType: "syncFd",
+        semaphoreType: "binary",
+        value: 0n,
+        fd: fenceFd("syncFile"),
+      }),
+    ],
+  },
+  D3D12Fence: {
+    valid: { fence: address(0x3000n), value: 9n, luid: { high: -1, low: 7 } },
+    changes: [nullHandle("fence"), accepts("no luid", { luid: undefined })],
+  },
+  D3D11KeyedMutex: {
+    valid: { mutex: address(0x3100n), key: 1n },
+    changes: [nullHandle("mutex"), unknownFlags(1 << 0)],
+  },
+  CudaEvent: {
+    valid: { event: 0xce00n, value: 12n, deviceUuid: UUID },
+    changes: [
+      nullHandle("event", 0n),
+      accepts("no value and no device", { value: undefined, deviceUuid: undefined }),
+    ],
+  },
+  CudaContextEvent: {
+    valid: { event: 0xce10n, context: 0xc0n, device: 0, deviceUuid: UUID },
+    changes: [
+      nullHandle("event", 0n),
+      nullHandle("context", 0n),
+      invalid("a negative device", "device", -1),
+    ],
+  },
+  OpenClEvent: {
+    valid: { event: address(0x4000n) },
+    changes: [nullHandle("event"), unknownFlags(1 << 0)],
+  },
+  MetalEvent: {
+    valid: { event: address(0x5000n), value: 4n, registryId: 0x1234n },
+    changes: [nullHandle("event"), accepts("no registry id", { registryId: undefined })],
+  },
+  GlSemaphore: {
+    valid: { name: 3, context: address(0x6000n) },
+    changes: [nullHandle("name", 0), accepts("no context", { context: undefined })],
+  },
+  GlSync: {
+    valid: { sync: address(0x6100n), context: address(0x6000n) },
+    changes: [nullHandle("sync"), accepts("no context", { context: undefined })],
+  },
+  WgpuSubmission: {
+    valid: { fd: fenceFd("eventfd"), submission: 8n },
+    changes: [
+      invalid("a negative fd", "fd", -1),
+      invalid("a memfd", "fd", memfd(16)),
+    ],
+  },
+  WgpuDeferred: {
+    valid: { fd: fenceFd("eventfd"), slot: 2n },
+    changes: [nullHandle("slot", 0n), invalid("a pipe", "fd", pipeFd())],
+  },
+  CpuFence: {
+    valid: { fd: fenceFd("eventfd") },
+    changes: [
+      invalid("a negative fd", "fd", -1),
+      invalid("a closed fd", "fd", closedFd()),
+      invalid("a memfd", "fd", memfd(16)),
+      invalid("a sync_file", "fd", fenceFd("syncFile")),
+    ],
+  },
+  NoopSync: {
+    valid: {},
+    changes: [unknownFlags(1 << 0)],
+  },
+  SyncFile: {
+    valid: { fd: fenceFd("syncFile") },
+    changes: [
+      invalid("a negative fd", "fd", -1),
+      invalid("an eventfd", "fd", fenceFd("eventfd")),
+      invalid("a memfd", "fd", memfd(16)),
+      invalid("a pipe", "fd", pipeFd()),
+    ],
+  },
+  DrmSyncobj: {
+    valid: { fd: fenceFd("syncobj"), point: 6n },
+    changes: [
+      invalid("a sync_file", "fd", fenceFd("syncFile")),
+      invalid("a memfd", "fd", memfd(16)),
+    ],
+  },
 };
 
 /** Kind names, in kind-id order. */
@@ -740,6 +872,8 @@ export interface Env {
   pipe(): number;
   /** An fd number that names nothing now. */
   closedFd(): number;
+  /** A new fence fd of `type` (the caller closes it). */
+  fence(type: FenceFdType): number;
   /** The address of the caller's 64-bit gate, plus `offset` bytes. */
   gate(offset: number): Deno.PointerValue;
   /** A texture of `shape`, or undefined where WebGPU is absent. */
@@ -768,6 +902,8 @@ export function resolve(value: unknown, env: Env): unknown {
         return env.pipe();
       case "closedFd":
         return env.closedFd();
+      case "fence":
+        return env.fence(value.fence);
       case "address":
         return Deno.UnsafePointer.create(value.value);
       case "gate":

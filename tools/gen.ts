@@ -161,11 +161,17 @@ ${nodesOf(meta).map((n) => metaField(n, false)).join("\n")}
       `  /** ${doc(n)} */\n  ${n.key}${input && !n.required ? "?" : ""}: ${
         nodeType(n, input, "  ")
       };`;
-    parts.push(`/** The descriptor {@link ${k.name}.create} takes. */
+    parts.push(
+      ns.length
+        ? `/** The descriptor {@link ${k.name}.create} takes. */
 export interface ${k.name}Desc {
 ${ns.map((n) => field(n, true)).join("\n")}
 }
-`);
+`
+        : `/** The descriptor {@link ${k.name}.create} takes: it has no fields. */
+export type ${k.name}Desc = Record<string, never>;
+`,
+    );
     parts.push(`/** What {@link ${k.name}.describe} returns. */
 export interface ${k.name}Description {
   /** The kind's name. */
@@ -191,6 +197,8 @@ const HAND_WRITTEN: Readonly<Record<string, string>> = {
   GlTextureHandle: "./gl.ts",
   GlBufferHandle: "./gl.ts",
   WgpuTexture: "./wgpu.ts",
+  CpuFence: "./sync.ts",
+  WgpuSubmission: "./sync.ts",
 };
 
 /** Each kind's one-line doc: the comment above its descriptor struct in gpures.h. */
@@ -205,10 +213,17 @@ function kindDocs(): Map<string, string> {
 }
 
 const OWNED = 1;
+const SYNC = 1;
 
 function classBlock(k: KindRow, doc: string): string {
   const fds = k.ownership === OWNED;
-  const base = fds ? "FdResource" : "GpuResource";
+  const sync = k.family === SYNC;
+  const base = sync ? "SyncPoint" : fds ? "FdResource" : "GpuResource";
+  const ownsFds = sync && fds
+    ? `
+  /** Its handle owns an fd (dupFd() gives a copy). */
+  static readonly ownsFds = true;`
+    : "";
   const slot = k.fields.some((f) => f.path === "slotRelease.gate");
   const create = fds
     ? `  /** Makes a handle; it duplicates \`desc\`'s fds, or adopts them with \`takeOwnership: true\`. */
@@ -225,7 +240,7 @@ function classBlock(k: KindRow, doc: string): string {
   return `/** ${doc} */
 export class ${k.name} extends ${base}<T.${k.name}Description> {
   /** The kind's stable id. */
-  static override readonly kindId = ${k.id};
+  static override readonly kindId = ${k.id};${ownsFds}
   static {
     registerKind(this);
   }
@@ -256,6 +271,7 @@ import type * as T from "./_types.ts";
 import { createResource, type CreateOptions, type FdCreateOptions, registerKind } from "./_create.ts";
 import { FdResource } from "./fd_resource.ts";
 import { GpuResource } from "./gpu_resource.ts";
+import { SyncPoint } from "./sync_point.ts";
 ${modules.map((m) => `import * as ${namespace(m)} from "${m}";`).join("\n")}
 
 ${modules.map((m) => `export * from "${m}";`).join("\n")}

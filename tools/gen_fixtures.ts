@@ -296,6 +296,11 @@ class CDesc {
         // The fuzzer's fd selector: 0 its 4 KiB memfd, 1 its 1 MiB one, 3 its pipe.
         return [this.ctx.fdExpr(slot), p.$ === "pipe" ? 3n : p.size <= 4096 ? 0n : 1n];
       }
+      case "fence": {
+        const slot = this.ctx.fds.length;
+        this.ctx.fds.push(FENCE_SIZES[p.fence]);
+        return [this.ctx.fdExpr(slot), 0n]; // the fuzzer has no fences: its 4 KiB memfd
+      }
       case "closedFd":
         return ["gpures_fixture_closed_fd()", 4n]; // the fuzzer's selector of a bad fd
       case "address":
@@ -430,8 +435,16 @@ function kindOut(kind: KindRow): KindOut {
   return { kind, valid, validFds, shapes, changes, fds: changeCtx.fds, bytes };
 }
 
+/** Fence fds in the size table: an eventfd, and memfds declared a sync_file or a syncobj. */
+const FENCE_SIZES = { eventfd: -2, syncFile: -3, syncobj: -4 } as const;
+const FD_WORDS: Record<number, string> = {
+  [-1]: "a pipe",
+  [-2]: "an eventfd",
+  [-3]: "a sync_file stand-in",
+  [-4]: "a syncobj stand-in",
+};
 const fdList = (fds: number[]) =>
-  fds.map((size, i) => `fd${i} (${size < 0 ? "a pipe" : `${size} bytes`})`).join(", ");
+  fds.map((size, i) => `fd${i} (${FD_WORDS[size] ?? `${size} bytes`})`).join(", ");
 
 function constructor(kind: KindRow, name: string, desc: CDesc, fds: number[], doc: string): string {
   const params = fds.map((_, i) => `, int fd${i}`).join("");
@@ -483,11 +496,17 @@ function headerFile(outs: KindOut[]): string {
 #include <string.h>
 #if defined(__linux__) && defined(_GNU_SOURCE)
 #  define GPURES_FIXTURE_MEMFDS 1 /* memfd_create: gpures_fixture_open_fds() */
+#  include <sys/eventfd.h>
 #  include <sys/mman.h>
 #  include <unistd.h>
 #endif
 
 #include "gpures.h"
+
+#if defined(GPURES_FIXTURE_MEMFDS)
+/* The library's test hook (not in gpures.h): the file fd names counts as a fence of that type. */
+GPURES_API void gpures__test_fence_fd_as(int fd, int type);
+#endif
 
 #if defined(__GNUC__)
 #  define GPURES_FIXTURE_UNUSED __attribute__((unused))
@@ -555,7 +574,11 @@ ${cases((o) => o.validFds.length ? `return ${o.validFds.length};` : null)}
   }
 }
 
-/* The size of kind's fd i: a memfd of that many bytes, or -1 for a pipe's read end. */
+/*
+** The size of kind's fd i: a memfd of that many bytes, or -1 for a pipe's read
+** end, -2 an eventfd, -3 and -4 a memfd declared a sync_file or a syncobj
+** (gpures__test_fence_fd_as: no kernel here makes either without a GPU).
+*/
 static inline long gpures_fixture_fd_size(uint32_t kind, uint32_t i) {
   switch (kind) {
 ${
@@ -592,7 +615,12 @@ static inline uint32_t gpures_fixture_open_fds(uint32_t kind, int *fds, int cloe
   for (uint32_t i = 0; i < n; i++) {
     long size = gpures_fixture_fd_size(kind, i);
     int p[2] = {-1, -1};
-    if (size < 0) {
+    if (size == -2) {
+      fds[i] = eventfd(0, cloexec ? EFD_CLOEXEC : 0);
+    } else if (size == -3 || size == -4) {
+      fds[i] = memfd_create("gpures-fixture-fence", cloexec ? MFD_CLOEXEC : 0u);
+      if (fds[i] >= 0) gpures__test_fence_fd_as(fds[i], size == -3 ? 1 : 3);
+    } else if (size < 0) {
       fds[i] = pipe(p) == 0 ? p[0] : -1;
       if (p[1] >= 0) close(p[1]);
     } else {

@@ -61,14 +61,14 @@ typedef struct fuzz_kind_api {
   static int fuzz_describe_##snake(gpures_handle h, void *out) {                                 \
     return gpures_##snake##_describe(h, (gpures_##snake##_desc *)out);                           \
   }
-GPURES_KIND_LIST(FUZZ_WRAP)
+GPURES_EVERY_KIND_LIST(FUZZ_WRAP)
 #undef FUZZ_WRAP
 
 static const fuzz_kind_api fuzz_apis[GPURES_KIND_MAX + 1] = {
     {0, 0, 0, 0},
 #define FUZZ_API_ROW(id, UPPER, snake, Name, own, os)                                            \
   {fuzz_create_##snake, gpures_##snake##_clone, fuzz_describe_##snake, gpures_##snake##_release},
-    GPURES_KIND_LIST(FUZZ_API_ROW)
+    GPURES_EVERY_KIND_LIST(FUZZ_API_ROW)
 #undef FUZZ_API_ROW
 };
 

@@ -61,7 +61,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 3
+#define GPURES_ABI_MINOR 4
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -97,17 +97,20 @@ GPURES_API int gpures_last_status(void);
 /* ------------------------------------------------------------------ kinds */
 
 /*
-** Resource kinds: GPURES_KIND_D3D11_TEXTURE = 1 ... GPURES_KIND_WGPU_TEXTURE = 20.
-** GPURES_KIND_MAX (20) counts the rows of the list, whose ids are 1 .. MAX in
-** order (the library asserts it), so it is also the highest id. The same
-** holds for GPURES_ENUM_SET_MAX and GPURES_PF_MAX below.
+** Kinds: the resource kinds GPURES_KIND_D3D11_TEXTURE = 1 ...
+** GPURES_KIND_WGPU_TEXTURE = 20, then the sync kinds GPURES_KIND_VK_SEMAPHORE
+** = 21 ... GPURES_KIND_DRM_SYNCOBJ = 36. GPURES_KIND_MAX counts the rows of
+** both lists, whose ids are 1 .. MAX in order (the library asserts it), so it
+** is also the highest id. The same holds for GPURES_ENUM_SET_MAX and
+** GPURES_PF_MAX below.
 */
 enum {
 #define GPURES__KIND_ENUM(id, UPPER, snake, Name, own, os) GPURES_KIND_##UPPER = id,
-  GPURES_KIND_LIST(GPURES__KIND_ENUM)
+  GPURES_EVERY_KIND_LIST(GPURES__KIND_ENUM)
 #undef GPURES__KIND_ENUM
 #define GPURES__KIND_ROW(id, UPPER, snake, Name, own, os) +1
-  GPURES_KIND_MAX = 0 GPURES_KIND_LIST(GPURES__KIND_ROW) /* 20 */
+  GPURES_RESOURCE_KIND_MAX = 0 GPURES_KIND_LIST(GPURES__KIND_ROW), /* 20 */
+  GPURES_KIND_MAX = 0 GPURES_EVERY_KIND_LIST(GPURES__KIND_ROW)     /* 36 */
 #undef GPURES__KIND_ROW
 };
 
@@ -125,6 +128,12 @@ enum {
   GPURES_OWNED = 1     /* gpures owns its file descriptors and closes them */
 };
 
+/* What a kind names: a resource (memory, an image) or a SyncPoint. */
+enum {
+  GPURES_FAMILY_RESOURCE = 0,
+  GPURES_FAMILY_SYNC = 1
+};
+
 /* One row of the kind table. */
 typedef struct gpures_kind_info {
   uint32_t id;         /* GPURES_KIND_* */
@@ -132,7 +141,7 @@ typedef struct gpures_kind_info {
   uint32_t platforms;  /* GPURES_OS_* bits where the kind exists */
   uint32_t desc_size;  /* sizeof the kind's descriptor struct */
   uint32_t num_fields; /* rows in gpures_kind_fields() */
-  uint32_t reserved;
+  uint32_t family;     /* GPURES_FAMILY_RESOURCE or GPURES_FAMILY_SYNC */
   const char *name;    /* "DmaBufHandle" */
   const char *snake;   /* "dma_buf_handle" */
 } gpures_kind_info;
@@ -372,13 +381,14 @@ GPURES_API uint64_t gpures_live_handles(uint32_t kind);
 /* Event types. */
 enum {
   GPURES_EVENT_RELEASED = 1,      /* the handle's last release happened */
-  GPURES_EVENT_MARK_CONSUMED = 2  /* a consumer called gpures_mark_consumed() */
+  GPURES_EVENT_MARK_CONSUMED = 2, /* a consumer called gpures_mark_consumed() */
+  GPURES_EVENT_SYNC_DONE = 3       /* a gpures_sync_wait_async() ended; status says how */
 };
 
 typedef struct gpures_event {
-  uint64_t token;  /* the create option's event_token */
+  uint64_t token;  /* the create option's (or the wait's) event_token */
   uint32_t type;   /* GPURES_EVENT_* */
-  uint32_t reserved;
+  uint32_t status; /* SYNC_DONE: GPURES_OK, GPURES_E_TIMED_OUT, _CANCELLED, ...; else 0 */
 } gpures_event;
 
 /*
@@ -432,6 +442,7 @@ GPURES_API int gpures_event_queue_poll(uint32_t queue, gpures_event *events, uin
 #define GPURES_HAS_SLOT_RELEASE (1u << 2)
 #define GPURES_HAS_REGISTRY_ID  (1u << 3)
 #define GPURES_HAS_SHARE_GROUP  (1u << 4)
+#define GPURES_HAS_VALUE        (1u << 5) /* CudaEvent: a sequence value is given */
 
 /* A Windows adapter LUID. */
 typedef struct gpures_luid {
@@ -690,6 +701,155 @@ typedef struct gpures_wgpu_texture_desc {
   uint32_t usage;       /* GPUTextureUsage bits */
 } gpures_wgpu_texture_desc;
 
+/* ------------------------------------------------------- sync descriptors */
+/*
+** SyncPoints (gpures_sync_*): "the work before this point is finished", in
+** one API's terms. A value of 0 in a timeline's `value` is a legal point.
+*/
+
+/* VkSemaphore: a Vulkan semaphore; the host waits on timelines through `device`. */
+typedef struct gpures_vk_semaphore_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_DEVICE_UUID */
+  uint64_t semaphore;      /* VkSemaphore, not 0 */
+  void *device;            /* VkDevice that owns it, optional (needed for host waits) */
+  uint32_t semaphore_type; /* SemaphoreType: VkSemaphoreType (0 binary, 1 timeline) */
+  uint32_t reserved;
+  uint64_t value;          /* timeline: the point that means finished */
+  uint8_t device_uuid[16];
+} gpures_vk_semaphore_desc;
+
+/* VkSemaphoreFd (all but windows): a Vulkan semaphore exported as an owned fd. */
+typedef struct gpures_vk_semaphore_fd_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_DEVICE_UUID */
+  int32_t fd;              /* owned by the handle */
+  uint32_t handle_type;    /* SemaphoreHandleType: opaqueFd (1) or syncFd (16) */
+  uint32_t semaphore_type; /* SemaphoreType; a sync fd is always binary */
+  uint32_t reserved;
+  uint64_t value;          /* timeline: the point that means finished */
+  uint8_t device_uuid[16];
+} gpures_vk_semaphore_fd_desc;
+
+/* D3D12Fence (windows): an ID3D12Fence and the value that means finished. */
+typedef struct gpures_d3d12_fence_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_LUID */
+  void *fence;             /* ID3D12Fence*, not null */
+  uint64_t value;
+  gpures_luid luid;
+} gpures_d3d12_fence_desc;
+
+/* D3D11KeyedMutex (windows): an IDXGIKeyedMutex and the key to acquire with. */
+typedef struct gpures_d3d11_keyed_mutex_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  void *mutex;             /* IDXGIKeyedMutex*, not null */
+  uint64_t key;
+} gpures_d3d11_keyed_mutex_desc;
+
+/* CudaEvent (linux, windows): a CUevent recorded on a stream. */
+typedef struct gpures_cuda_event_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_VALUE, GPURES_HAS_DEVICE_UUID */
+  uint64_t event;          /* CUevent, not 0 */
+  uint64_t value;          /* a producer's sequence number for the recording, when given */
+  uint8_t device_uuid[16];
+} gpures_cuda_event_desc;
+
+/* CudaContextEvent (linux, windows): a CUevent with the context made current to wait on it. */
+typedef struct gpures_cuda_context_event_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_DEVICE_UUID */
+  uint64_t event;          /* CUevent, not 0 */
+  uint64_t context;        /* CUcontext, not 0 */
+  int32_t device;          /* CUdevice ordinal */
+  uint32_t reserved;
+  uint8_t device_uuid[16];
+} gpures_cuda_context_event_desc;
+
+/* OpenClEvent: a cl_event (gpures waits with clWaitForEvents). */
+typedef struct gpures_open_cl_event_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  void *event;             /* cl_event, not null */
+} gpures_open_cl_event_desc;
+
+/* MetalEvent (darwin): an MTLSharedEvent and the value that means finished. */
+typedef struct gpures_metal_event_desc {
+  uint32_t struct_size;
+  uint32_t flags;          /* GPURES_HAS_REGISTRY_ID */
+  void *event;             /* id<MTLSharedEvent>, not null */
+  uint64_t value;
+  uint64_t registry_id;
+} gpures_metal_event_desc;
+
+/* GlSemaphore: a GL_EXT_semaphore object, waited on by GL itself (glWaitSemaphoreEXT). */
+typedef struct gpures_gl_semaphore_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint32_t name;           /* GLuint semaphore, not 0 */
+  uint32_t reserved;
+  void *context;           /* the context it lives in, optional */
+} gpures_gl_semaphore_desc;
+
+/* GlSync: a GLsync fence; waited on where its context is current. */
+typedef struct gpures_gl_sync_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  void *sync;              /* GLsync, not null */
+  void *context;           /* the context it lives in, optional */
+} gpures_gl_sync_desc;
+
+/* WgpuSubmission (linux, android): a WebGPU queue's submitted work, signalled through an eventfd when it is done. */
+typedef struct gpures_wgpu_submission_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t fd;              /* eventfd the host signals, owned by the handle */
+  uint32_t reserved;
+  uint64_t submission;     /* the host's count of submissions at the point */
+} gpures_wgpu_submission_desc;
+
+/* WgpuDeferred (linux, android): a point a WebGPU host fills in later, by the slot it names. */
+typedef struct gpures_wgpu_deferred_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t fd;              /* eventfd the host signals, owned by the handle */
+  uint32_t reserved;
+  uint64_t slot;           /* the host's slot, not 0 */
+} gpures_wgpu_deferred_desc;
+
+/* CpuFence (linux, android): an eventfd that CPU work signals, which crosses processes with a frame. */
+typedef struct gpures_cpu_fence_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t fd;              /* eventfd, owned by the handle */
+  uint32_t reserved;
+} gpures_cpu_fence_desc;
+
+/* NoopSync: a point that is always reached (work with nothing to wait for). */
+typedef struct gpures_noop_sync_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+} gpures_noop_sync_desc;
+
+/* SyncFile (linux, android): a kernel sync_file fd (dma-fence), readable once signalled. */
+typedef struct gpures_sync_file_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t fd;              /* owned by the handle */
+  uint32_t reserved;
+} gpures_sync_file_desc;
+
+/* DrmSyncobj (linux): a DRM syncobj exported as an fd, and the timeline point (0: binary). */
+typedef struct gpures_drm_syncobj_desc {
+  uint32_t struct_size;
+  uint32_t flags;
+  int32_t fd;              /* owned by the handle */
+  uint32_t reserved;
+  uint64_t point;
+} gpures_drm_syncobj_desc;
+
 /* --------------------------------------------------- per-kind entry points */
 /*
 ** For every kind: gpures_<kind>_create(desc, options, &handle),
@@ -714,7 +874,7 @@ typedef struct gpures_wgpu_texture_desc {
   GPURES_API int gpures_##snake##_clone(gpures_handle handle);                                   \
   GPURES_API int gpures_##snake##_describe(gpures_handle handle, gpures_##snake##_desc *out);    \
   GPURES_API int gpures_##snake##_release(gpures_handle handle);
-GPURES_KIND_LIST(GPURES__KIND_PROTOTYPES)
+GPURES_EVERY_KIND_LIST(GPURES__KIND_PROTOTYPES)
 #undef GPURES__KIND_PROTOTYPES
 
 /* ------------------------------------------------------------ reflection */
@@ -1135,6 +1295,99 @@ GPURES_API int gpures_session_close(gpures_session *session);
 ** other threads may still be waiting on the fd. Idempotent.
 */
 GPURES_API int gpures_session_shutdown(gpures_session *session);
+
+/* -------------------------------------------------------------- SyncPoints */
+/*
+** A SyncPoint is a handle of a sync kind (GPURES_FAMILY_SYNC): a fence, a
+** semaphore and the value that means "finished", an event. It is created,
+** cloned, described and released like any handle and is then waited on:
+**   - gpures_sync_wait() blocks the calling thread, up to timeout_ns
+**     (negative: no limit; 0: just look);
+**   - gpures_sync_poll() answers at once;
+**   - gpures_sync_wait_async() gives the wait to the library's one waiter
+**     thread, which posts GPURES_EVENT_SYNC_DONE to an event queue when the
+**     point is reached, the time runs out or the wait is cancelled.
+** The waiter thread ("gpures-sync", started by the first async wait, POSIX)
+** sleeps in poll() on every fd-backed point (SyncFile, CpuFence, sync-fd
+** semaphores, WebGPU points) and asks the APIs (vkGetSemaphoreCounterValue,
+** cuEventQuery, clGetEventInfo, all opened with dlopen) about the others,
+** checking sooner the more recently they were added (50 us, doubling to 2 ms),
+** so a thousand idle waits cost it nothing but a sleeping poll().
+**
+** What each kind needs to be waited on by the host:
+**   SyncFile, CpuFence, WgpuSubmission, WgpuDeferred, VkSemaphoreFd (syncFd):
+**     nothing (poll() on the fd);
+**   VkSemaphore: a timeline with its device; OpenClEvent: an OpenCL ICD;
+**   CudaEvent, CudaContextEvent: libcuda;  NoopSync: always reached;
+**   GlSync: its context current on the calling thread (blocking and poll only);
+**   VkSemaphore (binary), VkSemaphoreFd (opaqueFd), GlSemaphore, DrmSyncobj,
+**   D3D12Fence, D3D11KeyedMutex, MetalEvent: GPURES_E_UNSUPPORTED naming the
+**   kind: their owner's API waits on them (import the fd there).
+** A device reported lost is GPURES_E_DEVICE_LOST; an API that cannot be
+** opened is GPURES_E_UNSUPPORTED naming the library.
+*/
+GPURES_API int gpures_sync_wait(gpures_handle sync, int64_t timeout_ns);
+/* *out_reached is 1 when the point is reached, else 0. */
+GPURES_API int gpures_sync_poll(gpures_handle sync, uint32_t *out_reached);
+/*
+** Reaches the point from the CPU: CpuFence, WgpuSubmission and WgpuDeferred
+** (their host calls it), and a VkSemaphore timeline (vkSignalSemaphore to its
+** value; INVALID_VALUE naming "value" when the counter is already at or past
+** it, which Vulkan forbids). Signalling a reached CpuFence again does nothing.
+*/
+GPURES_API int gpures_sync_signal(gpures_handle sync);
+/*
+** Waits on the waiter thread: GPURES_EVENT_SYNC_DONE with `token` reaches
+** `queue` exactly once, with status OK, TIMED_OUT, CANCELLED, DEVICE_LOST or
+** OS_ERROR. The wait holds its own reference to the point, so releasing it
+** meanwhile is safe. The room for the event is taken now, so the end of the
+** wait cannot fail to be told. Tokens are the caller's; give each wait its own.
+*/
+GPURES_API int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue,
+                                      uint64_t token);
+/* Ends the async wait with this queue and token now, with GPURES_E_CANCELLED; none: no-op. */
+GPURES_API int gpures_sync_cancel(uint32_t queue, uint64_t token);
+/* Makes a CpuFence over a new eventfd (linux, android). */
+GPURES_API int gpures_cpu_fence_new(gpures_handle *out_sync);
+/* Async waits the waiter thread holds now (for tests and leak checks). */
+GPURES_API uint32_t gpures_sync_pending(void);
+
+/*
+** Fences that travel with a resource handle (a frame):
+**   acquire: wait on it before touching the memory (the producer's work);
+**   release: wait on it before reusing the memory (the consumer's work).
+** gpures_fences_set() makes the handle hold a reference to each (0 clears);
+** they go with it through clones, Workers and sessions (fd-backed ones as
+** fds) and are released with its slot. gpures_fences_get() gives new
+** references (0 when none) that the caller releases.
+*/
+GPURES_API int gpures_fences_set(gpures_handle handle, gpures_handle acquire,
+                                 gpures_handle release);
+GPURES_API int gpures_fences_get(gpures_handle handle, gpures_handle *out_acquire,
+                                 gpures_handle *out_release);
+/*
+** The common case in one call each side. begin_access waits (up to
+** timeout_ns) on the handle's acquire fence and, for a DmaBufHandle whose
+** kernel has DMA_BUF_IOCTL_EXPORT_SYNC_FILE, on the buffer's implicit fences,
+** then clears the acquire fence. end_access sets `release` (may be 0) as the
+** release fence, replacing any.
+*/
+GPURES_API int gpures_begin_access(gpures_handle handle, int64_t timeout_ns);
+GPURES_API int gpures_end_access(gpures_handle handle, gpures_handle release);
+
+/* DMA_BUF_IOCTL_EXPORT_SYNC_FILE / IMPORT_SYNC_FILE access flags. */
+#define GPURES_DMA_BUF_SYNC_READ  (1u << 0)
+#define GPURES_DMA_BUF_SYNC_WRITE (1u << 1)
+/*
+** Implicit sync of a real dma-buf, made explicit: the fences of fd `index`
+** that an access of `flags` must wait for, as a SyncFile; and a SyncFile's
+** fence added to the buffer's implicit fences. GPURES_E_UNSUPPORTED naming
+** "fds[i]" when the kernel or the fd lacks them (a memfd, a kernel before 6.0).
+*/
+GPURES_API int gpures_dma_buf_export_sync_file(gpures_handle dma_buf, uint32_t index,
+                                               uint32_t flags, gpures_handle *out_sync);
+GPURES_API int gpures_dma_buf_import_sync_file(gpures_handle dma_buf, uint32_t index,
+                                               uint32_t flags, gpures_handle sync);
 
 #ifdef __cplusplus
 }

@@ -44,7 +44,9 @@
   X(10, BUFFER_TOO_SMALL, "the output buffer is too small")               \
   X(11, ABI_MISMATCH, "the structure does not match this library")       \
   X(12, TIMED_OUT, "the wait timed out")                                  \
-  X(13, CANCELLED, "the wait was cancelled")
+  X(13, CANCELLED, "the wait was cancelled")                              \
+  X(14, DEVICE_LOST, "the device was lost")                               \
+  X(15, UNSUPPORTED, "the operation is not supported for this object")
 
 /*
 ** The twenty resource kinds.
@@ -77,6 +79,35 @@
   X(20, WGPU_TEXTURE, wgpu_texture, WgpuTexture, BORROWED, GPURES_OS_ALL)
 
 /*
+** The sync kinds: SyncPoints, "this work is finished" in one API's terms. They
+** are kinds of the same table (create, clone, describe, release, JSON,
+** gating), with ids after the resource kinds, and wait with gpures_sync_*.
+** "fd" kinds own their fd (closed at the last release) like DmaBufHandle.
+**   X(id, UPPER, snake, Name, ownership, platforms)
+*/
+#define GPURES_SYNC_KIND_LIST(X)                                                                     \
+  X(21, VK_SEMAPHORE, vk_semaphore, VkSemaphore, BORROWED, GPURES_OS_ALL)                             \
+  X(22, VK_SEMAPHORE_FD, vk_semaphore_fd, VkSemaphoreFd, OWNED, GPURES_OS_ALL & ~GPURES_OS_WINDOWS)   \
+  X(23, D3D12_FENCE, d3d12_fence, D3D12Fence, BORROWED, GPURES_OS_WINDOWS)                            \
+  X(24, D3D11_KEYED_MUTEX, d3d11_keyed_mutex, D3D11KeyedMutex, BORROWED, GPURES_OS_WINDOWS)           \
+  X(25, CUDA_EVENT, cuda_event, CudaEvent, BORROWED, GPURES_OS_LINUX | GPURES_OS_WINDOWS)             \
+  X(26, CUDA_CONTEXT_EVENT, cuda_context_event, CudaContextEvent, BORROWED,                           \
+    GPURES_OS_LINUX | GPURES_OS_WINDOWS)                                                              \
+  X(27, OPEN_CL_EVENT, open_cl_event, OpenClEvent, BORROWED, GPURES_OS_ALL)                           \
+  X(28, METAL_EVENT, metal_event, MetalEvent, BORROWED, GPURES_OS_DARWIN)                             \
+  X(29, GL_SEMAPHORE, gl_semaphore, GlSemaphore, BORROWED, GPURES_OS_ALL)                             \
+  X(30, GL_SYNC, gl_sync, GlSync, BORROWED, GPURES_OS_ALL)                                            \
+  X(31, WGPU_SUBMISSION, wgpu_submission, WgpuSubmission, OWNED, GPURES_OS_LINUX | GPURES_OS_ANDROID) \
+  X(32, WGPU_DEFERRED, wgpu_deferred, WgpuDeferred, OWNED, GPURES_OS_LINUX | GPURES_OS_ANDROID)       \
+  X(33, CPU_FENCE, cpu_fence, CpuFence, OWNED, GPURES_OS_LINUX | GPURES_OS_ANDROID)                   \
+  X(34, NOOP_SYNC, noop_sync, NoopSync, BORROWED, GPURES_OS_ALL)                                      \
+  X(35, SYNC_FILE, sync_file, SyncFile, OWNED, GPURES_OS_LINUX | GPURES_OS_ANDROID)                   \
+  X(36, DRM_SYNCOBJ, drm_syncobj, DrmSyncobj, OWNED, GPURES_OS_LINUX)
+
+/* Every kind: the resource kinds, then the sync kinds. */
+#define GPURES_EVERY_KIND_LIST(X) GPURES_KIND_LIST(X) GPURES_SYNC_KIND_LIST(X)
+
+/*
 ** Enumerations whose values cross the ABI as uint32_t and are shown by name
 ** (in JSON and in TypeScript).
 **   X(id, UPPER, Name)
@@ -90,7 +121,9 @@
   X(6, WGPU_TEXTURE_DIMENSION, WgpuTextureDimension) \
   X(7, COLOR_PRIMARIES, ColorPrimaries)              \
   X(8, TRANSFER, TransferCharacteristics)            \
-  X(9, MATRIX, MatrixCoefficients)
+  X(9, MATRIX, MatrixCoefficients)                   \
+  X(10, SEMAPHORE_TYPE, SemaphoreType)               \
+  X(11, SEMAPHORE_HANDLE_TYPE, SemaphoreHandleType)
 
 /*
 ** Pixel formats: ids and names. Their memory layout (planes, subsampling,

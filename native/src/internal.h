@@ -92,6 +92,17 @@ void gpures__fd_close(int fd);
 ** blocking wait a host runs on a helper thread, the service thread.
 */
 void gpures__pin_library(void);
+/* What a fence fd is (os/fence_fd.c): UNKNOWN when the kernel cannot be asked (no /proc). */
+enum {
+  GPURES__FENCE_FD_UNKNOWN = 0,
+  GPURES__FENCE_FD_SYNC_FILE,
+  GPURES__FENCE_FD_EVENTFD,
+  GPURES__FENCE_FD_SYNCOBJ,
+  GPURES__FENCE_FD_OTHER
+};
+int gpures__fence_fd_type(int fd);
+/* "a sync_file", "an eventfd", "not a fence", ... for error messages. */
+const char *gpures__fence_fd_name(int type);
 /* The fd's size in bytes when it can be read without side effects, else -1. */
 int64_t gpures__fd_size(int fd);
 /* 1 when fd names an open file, else 0. */
@@ -179,13 +190,13 @@ typedef struct gpures__variant {
 enum {
 #define GPURES__OWNS_FDS(id, UPPER, snake, Name, own, os) \
   GPURES__OWNS_FDS_##snake = GPURES_##own == GPURES_OWNED,
-  GPURES_KIND_LIST(GPURES__OWNS_FDS)
+  GPURES_EVERY_KIND_LIST(GPURES__OWNS_FDS)
 #undef GPURES__OWNS_FDS
 };
 
 #define GPURES__VARIANT_DECL(id, UPPER, snake, Name, own, os) \
   extern const gpures__variant gpures__variant_##snake;
-GPURES_KIND_LIST(GPURES__VARIANT_DECL)
+GPURES_EVERY_KIND_LIST(GPURES__VARIANT_DECL)
 #undef GPURES__VARIANT_DECL
 
 /* The variants by kind id; entry 0 is NULL (kinds/kind_table.c). */
@@ -260,7 +271,9 @@ bool gpures__event_queue_open(uint32_t id);
 void gpures__events_wake(void);
 /* Posts an event; GPURES_E_OUT_OF_MEMORY when the queue cannot grow. */
 int gpures__event_post(uint32_t queue, uint64_t token, uint32_t type);
-/* Reserves room for one RELEASED event, so that the last release cannot fail. */
+/* The same, with the event's status (SYNC_DONE's outcome). */
+int gpures__event_post_status(uint32_t queue, uint64_t token, uint32_t type, int status);
+/* Reserves room for one RELEASED or SYNC_DONE event, so that its post cannot fail. */
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
 
@@ -276,6 +289,8 @@ typedef struct gpures__borrow {
   void (*at_last_release)(void *ctx, bool retired);
   void *ctx;
   uint64_t buffer_id; /* gpures_buffer_id() */
+  /* Optional: takes the handle's release fence (a reference) just before at_last_release. */
+  void (*keep_fence)(void *ctx, gpures_handle release_fence);
 } gpures__borrow;
 
 /*
@@ -312,6 +327,8 @@ int gpures__snapshot(gpures_handle h, const char *verb, uint32_t *kind, uint32_t
 ** gpures__test_retired_slots(): slots retired after their last generation.
 */
 GPURES_API void gpures__test_set_next_generation(uint32_t generation);
+/* gpures__test_fence_fd_as(fd, GPURES__FENCE_FD_*): the file fd names counts as that fence. */
+GPURES_API void gpures__test_fence_fd_as(int fd, int type);
 GPURES_API uint32_t gpures__test_retired_slots(void);
 
 /* ----------------------------------------------------------------- map/ */

@@ -24,11 +24,17 @@
 #include <string.h>
 #if defined(__linux__) && defined(_GNU_SOURCE)
 #  define GPURES_FIXTURE_MEMFDS 1 /* memfd_create: gpures_fixture_open_fds() */
+#  include <sys/eventfd.h>
 #  include <sys/mman.h>
 #  include <unistd.h>
 #endif
 
 #include "gpures.h"
+
+#if defined(GPURES_FIXTURE_MEMFDS)
+/* The library's test hook (not in gpures.h): the file fd names counts as a fence of that type. */
+GPURES_API void gpures__test_fence_fd_as(int fd, int type);
+#endif
 
 #if defined(__GNUC__)
 #  define GPURES_FIXTURE_UNUSED __attribute__((unused))
@@ -42,7 +48,7 @@ static _Alignas(8) uint64_t gpures_fixture_gate GPURES_FIXTURE_UNUSED;
 static _Alignas(64) unsigned char gpures_fixture_bytes[16384] GPURES_FIXTURE_UNUSED;
 
 /* The most fds one kind's fixtures name: its valid descriptor's, then its changes'. */
-#define GPURES_FIXTURE_MAX_FDS 3
+#define GPURES_FIXTURE_MAX_FDS 4
 
 /* An fd number that names nothing: a file opened and closed again (-1 without memfds). */
 static inline int gpures_fixture_closed_fd(void) {
@@ -458,6 +464,225 @@ static inline gpures_wgpu_texture_desc gpures_fixture_wgpu_texture(void) {
   return d;
 }
 
+/* VkSemaphore. */
+static inline void gpures_fixture_fill_vk_semaphore(gpures_vk_semaphore_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_DEVICE_UUID;
+  d->semaphore = 119u;
+  d->device = (void *)(uintptr_t)0x2000;
+  d->semaphore_type = 1 /* timeline */;
+  d->value = 5u;
+  memcpy(d->device_uuid, (const uint8_t[16]){0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}, 16);
+}
+static inline gpures_vk_semaphore_desc gpures_fixture_vk_semaphore(void) {
+  gpures_vk_semaphore_desc d;
+  gpures_fixture_fill_vk_semaphore(&d);
+  return d;
+}
+
+/* VkSemaphoreFd; fd0 (16 bytes). */
+#define GPURES_FIXTURE_VK_SEMAPHORE_FD_FD0_SIZE 16
+static inline void gpures_fixture_fill_vk_semaphore_fd(gpures_vk_semaphore_fd_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+  d->handle_type = 1 /* opaqueFd */;
+  d->semaphore_type = 1 /* timeline */;
+  d->value = 3u;
+}
+static inline gpures_vk_semaphore_fd_desc gpures_fixture_vk_semaphore_fd(int fd0) {
+  gpures_vk_semaphore_fd_desc d;
+  gpures_fixture_fill_vk_semaphore_fd(&d, fd0);
+  return d;
+}
+
+/* D3D12Fence. */
+static inline void gpures_fixture_fill_d3d12_fence(gpures_d3d12_fence_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_LUID;
+  d->fence = (void *)(uintptr_t)0x3000;
+  d->value = 9u;
+  d->luid.high = -1;
+  d->luid.low = 7;
+}
+static inline gpures_d3d12_fence_desc gpures_fixture_d3d12_fence(void) {
+  gpures_d3d12_fence_desc d;
+  gpures_fixture_fill_d3d12_fence(&d);
+  return d;
+}
+
+/* D3D11KeyedMutex. */
+static inline void gpures_fixture_fill_d3d11_keyed_mutex(gpures_d3d11_keyed_mutex_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->mutex = (void *)(uintptr_t)0x3100;
+  d->key = 1u;
+}
+static inline gpures_d3d11_keyed_mutex_desc gpures_fixture_d3d11_keyed_mutex(void) {
+  gpures_d3d11_keyed_mutex_desc d;
+  gpures_fixture_fill_d3d11_keyed_mutex(&d);
+  return d;
+}
+
+/* CudaEvent. */
+static inline void gpures_fixture_fill_cuda_event(gpures_cuda_event_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_DEVICE_UUID | GPURES_HAS_VALUE;
+  d->event = 52736u;
+  d->value = 12u;
+  memcpy(d->device_uuid, (const uint8_t[16]){0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}, 16);
+}
+static inline gpures_cuda_event_desc gpures_fixture_cuda_event(void) {
+  gpures_cuda_event_desc d;
+  gpures_fixture_fill_cuda_event(&d);
+  return d;
+}
+
+/* CudaContextEvent. */
+static inline void gpures_fixture_fill_cuda_context_event(gpures_cuda_context_event_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_DEVICE_UUID;
+  d->event = 52752u;
+  d->context = 192u;
+  memcpy(d->device_uuid, (const uint8_t[16]){0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}, 16);
+}
+static inline gpures_cuda_context_event_desc gpures_fixture_cuda_context_event(void) {
+  gpures_cuda_context_event_desc d;
+  gpures_fixture_fill_cuda_context_event(&d);
+  return d;
+}
+
+/* OpenClEvent. */
+static inline void gpures_fixture_fill_open_cl_event(gpures_open_cl_event_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->event = (void *)(uintptr_t)0x4000;
+}
+static inline gpures_open_cl_event_desc gpures_fixture_open_cl_event(void) {
+  gpures_open_cl_event_desc d;
+  gpures_fixture_fill_open_cl_event(&d);
+  return d;
+}
+
+/* MetalEvent. */
+static inline void gpures_fixture_fill_metal_event(gpures_metal_event_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_REGISTRY_ID;
+  d->event = (void *)(uintptr_t)0x5000;
+  d->value = 4u;
+  d->registry_id = 4660u;
+}
+static inline gpures_metal_event_desc gpures_fixture_metal_event(void) {
+  gpures_metal_event_desc d;
+  gpures_fixture_fill_metal_event(&d);
+  return d;
+}
+
+/* GlSemaphore. */
+static inline void gpures_fixture_fill_gl_semaphore(gpures_gl_semaphore_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->name = 3;
+  d->context = (void *)(uintptr_t)0x6000;
+}
+static inline gpures_gl_semaphore_desc gpures_fixture_gl_semaphore(void) {
+  gpures_gl_semaphore_desc d;
+  gpures_fixture_fill_gl_semaphore(&d);
+  return d;
+}
+
+/* GlSync. */
+static inline void gpures_fixture_fill_gl_sync(gpures_gl_sync_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->sync = (void *)(uintptr_t)0x6100;
+  d->context = (void *)(uintptr_t)0x6000;
+}
+static inline gpures_gl_sync_desc gpures_fixture_gl_sync(void) {
+  gpures_gl_sync_desc d;
+  gpures_fixture_fill_gl_sync(&d);
+  return d;
+}
+
+/* WgpuSubmission; fd0 (an eventfd). */
+static inline void gpures_fixture_fill_wgpu_submission(gpures_wgpu_submission_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+  d->submission = 8u;
+}
+static inline gpures_wgpu_submission_desc gpures_fixture_wgpu_submission(int fd0) {
+  gpures_wgpu_submission_desc d;
+  gpures_fixture_fill_wgpu_submission(&d, fd0);
+  return d;
+}
+
+/* WgpuDeferred; fd0 (an eventfd). */
+static inline void gpures_fixture_fill_wgpu_deferred(gpures_wgpu_deferred_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+  d->slot = 2u;
+}
+static inline gpures_wgpu_deferred_desc gpures_fixture_wgpu_deferred(int fd0) {
+  gpures_wgpu_deferred_desc d;
+  gpures_fixture_fill_wgpu_deferred(&d, fd0);
+  return d;
+}
+
+/* CpuFence; fd0 (an eventfd). */
+static inline void gpures_fixture_fill_cpu_fence(gpures_cpu_fence_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+}
+static inline gpures_cpu_fence_desc gpures_fixture_cpu_fence(int fd0) {
+  gpures_cpu_fence_desc d;
+  gpures_fixture_fill_cpu_fence(&d, fd0);
+  return d;
+}
+
+/* NoopSync. */
+static inline void gpures_fixture_fill_noop_sync(gpures_noop_sync_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+static inline gpures_noop_sync_desc gpures_fixture_noop_sync(void) {
+  gpures_noop_sync_desc d;
+  gpures_fixture_fill_noop_sync(&d);
+  return d;
+}
+
+/* SyncFile; fd0 (a sync_file stand-in). */
+static inline void gpures_fixture_fill_sync_file(gpures_sync_file_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+}
+static inline gpures_sync_file_desc gpures_fixture_sync_file(int fd0) {
+  gpures_sync_file_desc d;
+  gpures_fixture_fill_sync_file(&d, fd0);
+  return d;
+}
+
+/* DrmSyncobj; fd0 (a syncobj stand-in). */
+static inline void gpures_fixture_fill_drm_syncobj(gpures_drm_syncobj_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->fd = fd0;
+  d->point = 6u;
+}
+static inline gpures_drm_syncobj_desc gpures_fixture_drm_syncobj(int fd0) {
+  gpures_drm_syncobj_desc d;
+  gpures_fixture_fill_drm_syncobj(&d, fd0);
+  return d;
+}
+
 /* ------------------------------------------------------- any kind */
 
 /* How many fds kind's fixtures name: its valid descriptor's first, then its changes'. */
@@ -465,6 +690,12 @@ static inline uint32_t gpures_fixture_fd_count(uint32_t kind) {
   switch (kind) {
     case GPURES_KIND_VK_OPAQUE_FD: return 1;
     case GPURES_KIND_DMA_BUF_HANDLE: return 3;
+    case GPURES_KIND_VK_SEMAPHORE_FD: return 4;
+    case GPURES_KIND_WGPU_SUBMISSION: return 2;
+    case GPURES_KIND_WGPU_DEFERRED: return 2;
+    case GPURES_KIND_CPU_FENCE: return 3;
+    case GPURES_KIND_SYNC_FILE: return 4;
+    case GPURES_KIND_DRM_SYNCOBJ: return 3;
     default: return 0;
   }
 }
@@ -474,15 +705,31 @@ static inline uint32_t gpures_fixture_valid_fd_count(uint32_t kind) {
   switch (kind) {
     case GPURES_KIND_VK_OPAQUE_FD: return 1;
     case GPURES_KIND_DMA_BUF_HANDLE: return 2;
+    case GPURES_KIND_VK_SEMAPHORE_FD: return 1;
+    case GPURES_KIND_WGPU_SUBMISSION: return 1;
+    case GPURES_KIND_WGPU_DEFERRED: return 1;
+    case GPURES_KIND_CPU_FENCE: return 1;
+    case GPURES_KIND_SYNC_FILE: return 1;
+    case GPURES_KIND_DRM_SYNCOBJ: return 1;
     default: return 0;
   }
 }
 
-/* The size of kind's fd i: a memfd of that many bytes, or -1 for a pipe's read end. */
+/*
+** The size of kind's fd i: a memfd of that many bytes, or -1 for a pipe's read
+** end, -2 an eventfd, -3 and -4 a memfd declared a sync_file or a syncobj
+** (gpures__test_fence_fd_as: no kernel here makes either without a GPU).
+*/
 static inline long gpures_fixture_fd_size(uint32_t kind, uint32_t i) {
   switch (kind) {
     case GPURES_KIND_VK_OPAQUE_FD: { static const long sizes[] = {4096}; return i < 1 ? sizes[i] : 0; }
     case GPURES_KIND_DMA_BUF_HANDLE: { static const long sizes[] = {2048, 1024, -1}; return i < 3 ? sizes[i] : 0; }
+    case GPURES_KIND_VK_SEMAPHORE_FD: { static const long sizes[] = {16, -3, -2, -3}; return i < 4 ? sizes[i] : 0; }
+    case GPURES_KIND_WGPU_SUBMISSION: { static const long sizes[] = {-2, 16}; return i < 2 ? sizes[i] : 0; }
+    case GPURES_KIND_WGPU_DEFERRED: { static const long sizes[] = {-2, -1}; return i < 2 ? sizes[i] : 0; }
+    case GPURES_KIND_CPU_FENCE: { static const long sizes[] = {-2, 16, -3}; return i < 3 ? sizes[i] : 0; }
+    case GPURES_KIND_SYNC_FILE: { static const long sizes[] = {-3, -2, 16, -1}; return i < 4 ? sizes[i] : 0; }
+    case GPURES_KIND_DRM_SYNCOBJ: { static const long sizes[] = {-4, -3, 16}; return i < 3 ? sizes[i] : 0; }
     default: return 0;
   }
 }
@@ -511,6 +758,22 @@ static inline void gpures_fixture_fill(uint32_t kind, void *desc, const int *fds
     case GPURES_KIND_CPU_PLANES: gpures_fixture_fill_cpu_planes(desc); break;
     case GPURES_KIND_CPU_SHARED_SLOT: gpures_fixture_fill_cpu_shared_slot(desc); break;
     case GPURES_KIND_WGPU_TEXTURE: gpures_fixture_fill_wgpu_texture(desc); break;
+    case GPURES_KIND_VK_SEMAPHORE: gpures_fixture_fill_vk_semaphore(desc); break;
+    case GPURES_KIND_VK_SEMAPHORE_FD: gpures_fixture_fill_vk_semaphore_fd(desc, fds[0]); break;
+    case GPURES_KIND_D3D12_FENCE: gpures_fixture_fill_d3d12_fence(desc); break;
+    case GPURES_KIND_D3D11_KEYED_MUTEX: gpures_fixture_fill_d3d11_keyed_mutex(desc); break;
+    case GPURES_KIND_CUDA_EVENT: gpures_fixture_fill_cuda_event(desc); break;
+    case GPURES_KIND_CUDA_CONTEXT_EVENT: gpures_fixture_fill_cuda_context_event(desc); break;
+    case GPURES_KIND_OPEN_CL_EVENT: gpures_fixture_fill_open_cl_event(desc); break;
+    case GPURES_KIND_METAL_EVENT: gpures_fixture_fill_metal_event(desc); break;
+    case GPURES_KIND_GL_SEMAPHORE: gpures_fixture_fill_gl_semaphore(desc); break;
+    case GPURES_KIND_GL_SYNC: gpures_fixture_fill_gl_sync(desc); break;
+    case GPURES_KIND_WGPU_SUBMISSION: gpures_fixture_fill_wgpu_submission(desc, fds[0]); break;
+    case GPURES_KIND_WGPU_DEFERRED: gpures_fixture_fill_wgpu_deferred(desc, fds[0]); break;
+    case GPURES_KIND_CPU_FENCE: gpures_fixture_fill_cpu_fence(desc, fds[0]); break;
+    case GPURES_KIND_NOOP_SYNC: gpures_fixture_fill_noop_sync(desc); break;
+    case GPURES_KIND_SYNC_FILE: gpures_fixture_fill_sync_file(desc, fds[0]); break;
+    case GPURES_KIND_DRM_SYNCOBJ: gpures_fixture_fill_drm_syncobj(desc, fds[0]); break;
     default: break;
   }
 }
@@ -522,7 +785,12 @@ static inline uint32_t gpures_fixture_open_fds(uint32_t kind, int *fds, int cloe
   for (uint32_t i = 0; i < n; i++) {
     long size = gpures_fixture_fd_size(kind, i);
     int p[2] = {-1, -1};
-    if (size < 0) {
+    if (size == -2) {
+      fds[i] = eventfd(0, cloexec ? EFD_CLOEXEC : 0);
+    } else if (size == -3 || size == -4) {
+      fds[i] = memfd_create("gpures-fixture-fence", cloexec ? MFD_CLOEXEC : 0u);
+      if (fds[i] >= 0) gpures__test_fence_fd_as(fds[i], size == -3 ? 1 : 3);
+    } else if (size < 0) {
       fds[i] = pipe(p) == 0 ? p[0] : -1;
       if (p[1] >= 0) close(p[1]);
     } else {
@@ -1378,6 +1646,259 @@ static void gpures_fixture__wgpu_texture__unknown_flag_bits(void *desc, const in
   d->flags = GPURES_HAS_LUID;
 }
 
+/* VkSemaphore */
+static void gpures_fixture__vk_semaphore__a_null_semaphore(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->semaphore = 0u;
+}
+static void gpures_fixture__vk_semaphore__an_unknown_semaphore_type(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->semaphore_type = 7;
+}
+static void gpures_fixture__vk_semaphore__a_value_on_a_binary_semaphore(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->semaphore_type = 0 /* binary */;
+}
+static void gpures_fixture__vk_semaphore__a_binary_semaphore_without_a_value(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->semaphore_type = 0 /* binary */;
+  d->value = 0u;
+}
+static void gpures_fixture__vk_semaphore__no_device(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->device = NULL;
+}
+static void gpures_fixture__vk_semaphore__unknown_flag_bits(void *desc, const int *fds) {
+  gpures_vk_semaphore_desc *d = desc;
+  (void)fds;
+  d->flags = GPURES_HAS_LUID;
+}
+
+/* VkSemaphoreFd */
+static void gpures_fixture__vk_semaphore_fd__a_negative_fd(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  (void)fds;
+  d->fd = -1;
+}
+static void gpures_fixture__vk_semaphore_fd__a_closed_fd(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  (void)fds;
+  d->fd = gpures_fixture_closed_fd();
+}
+static void gpures_fixture__vk_semaphore_fd__an_unknown_handle_type(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  (void)fds;
+  d->handle_type = 2;
+}
+static void gpures_fixture__vk_semaphore_fd__a_timeline_as_a_sync_fd(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  d->handle_type = 16 /* syncFd */;
+  d->fd = fds[1];
+}
+static void gpures_fixture__vk_semaphore_fd__a_sync_fd_that_is_not_a_sync_file(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  d->handle_type = 16 /* syncFd */;
+  d->semaphore_type = 0 /* binary */;
+  d->value = 0u;
+  d->fd = fds[2];
+}
+static void gpures_fixture__vk_semaphore_fd__a_binary_sync_fd(void *desc, const int *fds) {
+  gpures_vk_semaphore_fd_desc *d = desc;
+  d->handle_type = 16 /* syncFd */;
+  d->semaphore_type = 0 /* binary */;
+  d->value = 0u;
+  d->fd = fds[3];
+}
+
+/* D3D12Fence */
+static void gpures_fixture__d3d12_fence__a_null_fence(void *desc, const int *fds) {
+  gpures_d3d12_fence_desc *d = desc;
+  (void)fds;
+  d->fence = NULL;
+}
+static void gpures_fixture__d3d12_fence__no_luid(void *desc, const int *fds) {
+  gpures_d3d12_fence_desc *d = desc;
+  (void)fds;
+  d->luid.high = 0;
+  d->flags = 0;
+  d->luid.low = 0;
+}
+
+/* D3D11KeyedMutex */
+static void gpures_fixture__d3d11_keyed_mutex__a_null_mutex(void *desc, const int *fds) {
+  gpures_d3d11_keyed_mutex_desc *d = desc;
+  (void)fds;
+  d->mutex = NULL;
+}
+static void gpures_fixture__d3d11_keyed_mutex__unknown_flag_bits(void *desc, const int *fds) {
+  gpures_d3d11_keyed_mutex_desc *d = desc;
+  (void)fds;
+  d->flags = GPURES_HAS_LUID;
+}
+
+/* CudaEvent */
+static void gpures_fixture__cuda_event__a_null_event(void *desc, const int *fds) {
+  gpures_cuda_event_desc *d = desc;
+  (void)fds;
+  d->event = 0u;
+}
+static void gpures_fixture__cuda_event__no_value_and_no_device(void *desc, const int *fds) {
+  gpures_cuda_event_desc *d = desc;
+  (void)fds;
+  d->value = 0;
+  d->flags = 0;
+  memset(d->device_uuid, 0, sizeof d->device_uuid);
+}
+
+/* CudaContextEvent */
+static void gpures_fixture__cuda_context_event__a_null_event(void *desc, const int *fds) {
+  gpures_cuda_context_event_desc *d = desc;
+  (void)fds;
+  d->event = 0u;
+}
+static void gpures_fixture__cuda_context_event__a_null_context(void *desc, const int *fds) {
+  gpures_cuda_context_event_desc *d = desc;
+  (void)fds;
+  d->context = 0u;
+}
+static void gpures_fixture__cuda_context_event__a_negative_device(void *desc, const int *fds) {
+  gpures_cuda_context_event_desc *d = desc;
+  (void)fds;
+  d->device = -1;
+}
+
+/* OpenClEvent */
+static void gpures_fixture__open_cl_event__a_null_event(void *desc, const int *fds) {
+  gpures_open_cl_event_desc *d = desc;
+  (void)fds;
+  d->event = NULL;
+}
+static void gpures_fixture__open_cl_event__unknown_flag_bits(void *desc, const int *fds) {
+  gpures_open_cl_event_desc *d = desc;
+  (void)fds;
+  d->flags = GPURES_HAS_LUID;
+}
+
+/* MetalEvent */
+static void gpures_fixture__metal_event__a_null_event(void *desc, const int *fds) {
+  gpures_metal_event_desc *d = desc;
+  (void)fds;
+  d->event = NULL;
+}
+static void gpures_fixture__metal_event__no_registry_id(void *desc, const int *fds) {
+  gpures_metal_event_desc *d = desc;
+  (void)fds;
+  d->registry_id = 0;
+  d->flags = 0;
+}
+
+/* GlSemaphore */
+static void gpures_fixture__gl_semaphore__a_null_name(void *desc, const int *fds) {
+  gpures_gl_semaphore_desc *d = desc;
+  (void)fds;
+  d->name = 0;
+}
+static void gpures_fixture__gl_semaphore__no_context(void *desc, const int *fds) {
+  gpures_gl_semaphore_desc *d = desc;
+  (void)fds;
+  d->context = NULL;
+}
+
+/* GlSync */
+static void gpures_fixture__gl_sync__a_null_sync(void *desc, const int *fds) {
+  gpures_gl_sync_desc *d = desc;
+  (void)fds;
+  d->sync = NULL;
+}
+static void gpures_fixture__gl_sync__no_context(void *desc, const int *fds) {
+  gpures_gl_sync_desc *d = desc;
+  (void)fds;
+  d->context = NULL;
+}
+
+/* WgpuSubmission */
+static void gpures_fixture__wgpu_submission__a_negative_fd(void *desc, const int *fds) {
+  gpures_wgpu_submission_desc *d = desc;
+  (void)fds;
+  d->fd = -1;
+}
+static void gpures_fixture__wgpu_submission__a_memfd(void *desc, const int *fds) {
+  gpures_wgpu_submission_desc *d = desc;
+  d->fd = fds[1];
+}
+
+/* WgpuDeferred */
+static void gpures_fixture__wgpu_deferred__a_null_slot(void *desc, const int *fds) {
+  gpures_wgpu_deferred_desc *d = desc;
+  (void)fds;
+  d->slot = 0u;
+}
+static void gpures_fixture__wgpu_deferred__a_pipe(void *desc, const int *fds) {
+  gpures_wgpu_deferred_desc *d = desc;
+  d->fd = fds[1];
+}
+
+/* CpuFence */
+static void gpures_fixture__cpu_fence__a_negative_fd(void *desc, const int *fds) {
+  gpures_cpu_fence_desc *d = desc;
+  (void)fds;
+  d->fd = -1;
+}
+static void gpures_fixture__cpu_fence__a_closed_fd(void *desc, const int *fds) {
+  gpures_cpu_fence_desc *d = desc;
+  (void)fds;
+  d->fd = gpures_fixture_closed_fd();
+}
+static void gpures_fixture__cpu_fence__a_memfd(void *desc, const int *fds) {
+  gpures_cpu_fence_desc *d = desc;
+  d->fd = fds[1];
+}
+static void gpures_fixture__cpu_fence__a_sync_file(void *desc, const int *fds) {
+  gpures_cpu_fence_desc *d = desc;
+  d->fd = fds[2];
+}
+
+/* NoopSync */
+static void gpures_fixture__noop_sync__unknown_flag_bits(void *desc, const int *fds) {
+  gpures_noop_sync_desc *d = desc;
+  (void)fds;
+  d->flags = GPURES_HAS_LUID;
+}
+
+/* SyncFile */
+static void gpures_fixture__sync_file__a_negative_fd(void *desc, const int *fds) {
+  gpures_sync_file_desc *d = desc;
+  (void)fds;
+  d->fd = -1;
+}
+static void gpures_fixture__sync_file__an_eventfd(void *desc, const int *fds) {
+  gpures_sync_file_desc *d = desc;
+  d->fd = fds[1];
+}
+static void gpures_fixture__sync_file__a_memfd(void *desc, const int *fds) {
+  gpures_sync_file_desc *d = desc;
+  d->fd = fds[2];
+}
+static void gpures_fixture__sync_file__a_pipe(void *desc, const int *fds) {
+  gpures_sync_file_desc *d = desc;
+  d->fd = fds[3];
+}
+
+/* DrmSyncobj */
+static void gpures_fixture__drm_syncobj__a_sync_file(void *desc, const int *fds) {
+  gpures_drm_syncobj_desc *d = desc;
+  d->fd = fds[1];
+}
+static void gpures_fixture__drm_syncobj__a_memfd(void *desc, const int *fds) {
+  gpures_drm_syncobj_desc *d = desc;
+  d->fd = fds[2];
+}
+
 static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSED = {
     {GPURES_KIND_D3D11_TEXTURE, "a null texture", gpures_fixture__d3d11_texture__a_null_texture, GPURES_E_NULL_HANDLE, "texture"},
     {GPURES_KIND_D3D12_RESOURCE, "a null resource", gpures_fixture__d3d12_resource__a_null_resource, GPURES_E_NULL_HANDLE, "resource"},
@@ -1523,6 +2044,50 @@ static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSE
     {GPURES_KIND_WGPU_TEXTURE, "an unknown dimension", gpures_fixture__wgpu_texture__an_unknown_dimension, GPURES_E_INVALID_VALUE, "dimension"},
     {GPURES_KIND_WGPU_TEXTURE, "format 0", gpures_fixture__wgpu_texture__format_0, GPURES_E_INVALID_VALUE, "format"},
     {GPURES_KIND_WGPU_TEXTURE, "unknown flag bits", gpures_fixture__wgpu_texture__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_VK_SEMAPHORE, "a null semaphore", gpures_fixture__vk_semaphore__a_null_semaphore, GPURES_E_NULL_HANDLE, "semaphore"},
+    {GPURES_KIND_VK_SEMAPHORE, "an unknown semaphore type", gpures_fixture__vk_semaphore__an_unknown_semaphore_type, GPURES_E_INVALID_VALUE, "semaphoreType"},
+    {GPURES_KIND_VK_SEMAPHORE, "a value on a binary semaphore", gpures_fixture__vk_semaphore__a_value_on_a_binary_semaphore, GPURES_E_INVALID_VALUE, "value"},
+    {GPURES_KIND_VK_SEMAPHORE, "a binary semaphore without a value", gpures_fixture__vk_semaphore__a_binary_semaphore_without_a_value, GPURES_OK, ""},
+    {GPURES_KIND_VK_SEMAPHORE, "no device", gpures_fixture__vk_semaphore__no_device, GPURES_OK, ""},
+    {GPURES_KIND_VK_SEMAPHORE, "unknown flag bits", gpures_fixture__vk_semaphore__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "a negative fd", gpures_fixture__vk_semaphore_fd__a_negative_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "a closed fd", gpures_fixture__vk_semaphore_fd__a_closed_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "an unknown handle type", gpures_fixture__vk_semaphore_fd__an_unknown_handle_type, GPURES_E_INVALID_VALUE, "handleType"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "a timeline as a sync fd", gpures_fixture__vk_semaphore_fd__a_timeline_as_a_sync_fd, GPURES_E_INVALID_VALUE, "semaphoreType"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "a sync fd that is not a sync_file", gpures_fixture__vk_semaphore_fd__a_sync_fd_that_is_not_a_sync_file, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_VK_SEMAPHORE_FD, "a binary sync fd", gpures_fixture__vk_semaphore_fd__a_binary_sync_fd, GPURES_OK, ""},
+    {GPURES_KIND_D3D12_FENCE, "a null fence", gpures_fixture__d3d12_fence__a_null_fence, GPURES_E_NULL_HANDLE, "fence"},
+    {GPURES_KIND_D3D12_FENCE, "no luid", gpures_fixture__d3d12_fence__no_luid, GPURES_OK, ""},
+    {GPURES_KIND_D3D11_KEYED_MUTEX, "a null mutex", gpures_fixture__d3d11_keyed_mutex__a_null_mutex, GPURES_E_NULL_HANDLE, "mutex"},
+    {GPURES_KIND_D3D11_KEYED_MUTEX, "unknown flag bits", gpures_fixture__d3d11_keyed_mutex__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_CUDA_EVENT, "a null event", gpures_fixture__cuda_event__a_null_event, GPURES_E_NULL_HANDLE, "event"},
+    {GPURES_KIND_CUDA_EVENT, "no value and no device", gpures_fixture__cuda_event__no_value_and_no_device, GPURES_OK, ""},
+    {GPURES_KIND_CUDA_CONTEXT_EVENT, "a null event", gpures_fixture__cuda_context_event__a_null_event, GPURES_E_NULL_HANDLE, "event"},
+    {GPURES_KIND_CUDA_CONTEXT_EVENT, "a null context", gpures_fixture__cuda_context_event__a_null_context, GPURES_E_NULL_HANDLE, "context"},
+    {GPURES_KIND_CUDA_CONTEXT_EVENT, "a negative device", gpures_fixture__cuda_context_event__a_negative_device, GPURES_E_INVALID_VALUE, "device"},
+    {GPURES_KIND_OPEN_CL_EVENT, "a null event", gpures_fixture__open_cl_event__a_null_event, GPURES_E_NULL_HANDLE, "event"},
+    {GPURES_KIND_OPEN_CL_EVENT, "unknown flag bits", gpures_fixture__open_cl_event__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_METAL_EVENT, "a null event", gpures_fixture__metal_event__a_null_event, GPURES_E_NULL_HANDLE, "event"},
+    {GPURES_KIND_METAL_EVENT, "no registry id", gpures_fixture__metal_event__no_registry_id, GPURES_OK, ""},
+    {GPURES_KIND_GL_SEMAPHORE, "a null name", gpures_fixture__gl_semaphore__a_null_name, GPURES_E_NULL_HANDLE, "name"},
+    {GPURES_KIND_GL_SEMAPHORE, "no context", gpures_fixture__gl_semaphore__no_context, GPURES_OK, ""},
+    {GPURES_KIND_GL_SYNC, "a null sync", gpures_fixture__gl_sync__a_null_sync, GPURES_E_NULL_HANDLE, "sync"},
+    {GPURES_KIND_GL_SYNC, "no context", gpures_fixture__gl_sync__no_context, GPURES_OK, ""},
+    {GPURES_KIND_WGPU_SUBMISSION, "a negative fd", gpures_fixture__wgpu_submission__a_negative_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_WGPU_SUBMISSION, "a memfd", gpures_fixture__wgpu_submission__a_memfd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_WGPU_DEFERRED, "a null slot", gpures_fixture__wgpu_deferred__a_null_slot, GPURES_E_NULL_HANDLE, "slot"},
+    {GPURES_KIND_WGPU_DEFERRED, "a pipe", gpures_fixture__wgpu_deferred__a_pipe, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CPU_FENCE, "a negative fd", gpures_fixture__cpu_fence__a_negative_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CPU_FENCE, "a closed fd", gpures_fixture__cpu_fence__a_closed_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CPU_FENCE, "a memfd", gpures_fixture__cpu_fence__a_memfd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CPU_FENCE, "a sync_file", gpures_fixture__cpu_fence__a_sync_file, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_NOOP_SYNC, "unknown flag bits", gpures_fixture__noop_sync__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_SYNC_FILE, "a negative fd", gpures_fixture__sync_file__a_negative_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_SYNC_FILE, "an eventfd", gpures_fixture__sync_file__an_eventfd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_SYNC_FILE, "a memfd", gpures_fixture__sync_file__a_memfd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_SYNC_FILE, "a pipe", gpures_fixture__sync_file__a_pipe, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_DRM_SYNCOBJ, "a sync_file", gpures_fixture__drm_syncobj__a_sync_file, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_DRM_SYNCOBJ, "a memfd", gpures_fixture__drm_syncobj__a_memfd, GPURES_E_INVALID_VALUE, "fd"},
 };
 #define GPURES_FIXTURE_NUM_CHANGES (sizeof gpures_fixture_changes / sizeof gpures_fixture_changes[0])
 

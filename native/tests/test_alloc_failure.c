@@ -37,7 +37,7 @@ static void probe_consumed(void *ctx) { ((probe *)ctx)->consumed++; }
 
 typedef union any_desc {
 #define DESC_MEMBER(id, UPPER, snake, Name, own, os) gpures_##snake##_desc snake;
-  GPURES_KIND_LIST(DESC_MEMBER)
+  GPURES_EVERY_KIND_LIST(DESC_MEMBER)
 #undef DESC_MEMBER
 } any_desc;
 
@@ -49,7 +49,16 @@ static void fill(uint32_t kind, any_desc *u, int fd) {
 }
 
 static int owns_fds(uint32_t kind) {
-  return kind == GPURES_KIND_VK_OPAQUE_FD || kind == GPURES_KIND_DMA_BUF_HANDLE;
+  return gpures_kind_info_of(kind)->ownership == GPURES_OWNED;
+}
+
+/* The fd a kind's fixture takes: a memfd for memory, its own fence fd for a SyncPoint. */
+static int fd_for(uint32_t kind, int memory_fd) {
+  if (gpures_kind_info_of(kind)->family != GPURES_FAMILY_SYNC || !owns_fds(kind)) return memory_fd;
+  int fds[GPURES_FIXTURE_MAX_FDS];
+  uint32_t n = gpures_fixture_open_fds(kind, fds, 1);
+  for (uint32_t i = 1; i < n; i++) close(fds[i]); /* the changes' fds: not needed here */
+  return fds[0];
 }
 
 static gpures_create_options options(probe *p, uint32_t queue, uint64_t token, uint32_t flags) {
@@ -213,9 +222,11 @@ static void a_create_that_needs_a_new_chunk_fails_for_every_kind(void) {
   for (uint32_t kind = 1; kind <= GPURES_KIND_MAX; kind++) {
     if (!gpures_kind_supported(kind)) continue;
     int before = atomic_load(&check_failures);
+    int kind_fd = fd_for(kind, memory_fd);
+    int open_before = count_open_fds();
     for (int adopt = 0; adopt <= owns_fds(kind); adopt++) {
       /* adopting: fds of the caller's own, without FD_CLOEXEC */
-      int caller_fd = adopt ? fcntl(memory_fd, F_DUPFD, 3) : memory_fd;
+      int caller_fd = adopt ? fcntl(kind_fd, F_DUPFD, 3) : kind_fd;
       any_desc u;
       fill(kind, &u, caller_fd);
       probe pr = {0, 0};
@@ -231,9 +242,10 @@ static void a_create_that_needs_a_new_chunk_fails_for_every_kind(void) {
         CHECK(fd_is_open(caller_fd));
         close(caller_fd);
       }
-      CHECK_EQ(count_open_fds(), fds); /* every duplicate gpures made was closed */
+      CHECK_EQ(count_open_fds(), open_before); /* every duplicate gpures made was closed */
       tried++;
     }
+    if (kind_fd != memory_fd) close(kind_fd);
     if (atomic_load(&check_failures) != before)
       fprintf(stderr, "    ^ in kind %s\n", gpures_kind_info_of(kind)->name);
   }
@@ -314,7 +326,8 @@ static void a_create_whose_event_queue_cannot_grow_fails_and_leaves_the_queue_al
     if (!gpures_kind_supported(kind)) continue;
     kinds++;
     int adopt = owns_fds(kind);
-    int caller_fd = adopt ? fcntl(memory_fd, F_DUPFD, 3) : memory_fd;
+    int kind_fd = fd_for(kind, memory_fd);
+    int caller_fd = adopt ? fcntl(kind_fd, F_DUPFD, 3) : kind_fd;
     fill(kind, &u, caller_fd);
     o = options(&pr, q, 999, adopt ? GPURES_CREATE_TAKE_OWNERSHIP : 0);
     CHECK_FAILS(GPURES_E_OUT_OF_MEMORY, "", gpures_create(kind, &u, &o, &h));
@@ -322,6 +335,7 @@ static void a_create_whose_event_queue_cannot_grow_fails_and_leaves_the_queue_al
       CHECK(fd_is_open(caller_fd) && !fd_is_cloexec(caller_fd));
       close(caller_fd);
     }
+    if (kind_fd != memory_fd) close(kind_fd);
   }
   CHECK_EQ(pr.releases, 0);
   CHECK_EQ(gpures_live_handles(0), live + 16);

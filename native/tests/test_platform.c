@@ -18,7 +18,7 @@
 
 /* ------------------------------------------------- compile-time checks */
 
-#define K(UPPER) (1u << GPURES_KIND_##UPPER)
+#define K(UPPER) (1ull << GPURES_KIND_##UPPER)
 
 /* SPEC section 2's platforms column, per OS. */
 #define PORTABLE                                                                               \
@@ -27,25 +27,32 @@
 #define D3D (K(D3D11_TEXTURE) | K(D3D12_RESOURCE) | K(D3D12_BUFFER_HANDLE))
 #define CUDA (K(CUDA_PTR_2D) | K(CUDA_BUFFER_HANDLE) | K(CUDA_SURFACE))
 #define METAL (K(METAL_TEXTURE_HANDLE) | K(METAL_BUFFER_HANDLE))
-#define EXPECTED_LINUX (PORTABLE | K(VK_OPAQUE_FD) | CUDA | K(DMA_BUF_HANDLE) | K(VAAPI_SURFACE))
-#define EXPECTED_WINDOWS (PORTABLE | D3D | CUDA)
-#define EXPECTED_DARWIN (PORTABLE | K(VK_OPAQUE_FD) | METAL)
-#define EXPECTED_ANDROID (PORTABLE | K(VK_OPAQUE_FD) | K(DMA_BUF_HANDLE))
-#define EXPECTED_OTHER (PORTABLE | K(VK_OPAQUE_FD)) /* the BSDs, AIX, Solaris, illumos */
+/* The sync kinds: the portable ones, POSIX fds, and the eventfd and sync_file ones. */
+#define SYNC_PORTABLE \
+  (K(VK_SEMAPHORE) | K(OPEN_CL_EVENT) | K(GL_SEMAPHORE) | K(GL_SYNC) | K(NOOP_SYNC))
+#define SYNC_CUDA (K(CUDA_EVENT) | K(CUDA_CONTEXT_EVENT))
+#define SYNC_EVENTFD (K(WGPU_SUBMISSION) | K(WGPU_DEFERRED) | K(CPU_FENCE) | K(SYNC_FILE))
+#define SYNC_POSIX (SYNC_PORTABLE | K(VK_SEMAPHORE_FD))
+#define EXPECTED_LINUX                                                                      \
+  (PORTABLE | K(VK_OPAQUE_FD) | CUDA | K(DMA_BUF_HANDLE) | K(VAAPI_SURFACE) | SYNC_POSIX | \
+   SYNC_CUDA | SYNC_EVENTFD | K(DRM_SYNCOBJ))
+#define EXPECTED_WINDOWS \
+  (PORTABLE | D3D | CUDA | SYNC_PORTABLE | SYNC_CUDA | K(D3D12_FENCE) | K(D3D11_KEYED_MUTEX))
+#define EXPECTED_DARWIN (PORTABLE | K(VK_OPAQUE_FD) | METAL | SYNC_POSIX | K(METAL_EVENT))
+#define EXPECTED_ANDROID (PORTABLE | K(VK_OPAQUE_FD) | K(DMA_BUF_HANDLE) | SYNC_POSIX | SYNC_EVENTFD)
+#define EXPECTED_OTHER (PORTABLE | K(VK_OPAQUE_FD) | SYNC_POSIX) /* the BSDs, AIX, Solaris, illumos */
 
 #define IS(OS) (GPURES__BUILD_OS == GPURES_OS_##OS)
-enum {
-  EXPECTED = IS(LINUX)     ? EXPECTED_LINUX
-             : IS(WINDOWS) ? EXPECTED_WINDOWS
-             : IS(DARWIN)  ? EXPECTED_DARWIN
-             : IS(ANDROID) ? EXPECTED_ANDROID
-                           : EXPECTED_OTHER,
-  /* The kinds whose platforms in GPURES_KIND_LIST include the build OS. */
-  TABLE = 0
-#define TABLE_BIT(id, UPPER, snake, Name, own, os) | (((os) & GPURES__BUILD_OS) ? K(UPPER) : 0u)
-          GPURES_KIND_LIST(TABLE_BIT)
-#undef TABLE_BIT
-};
+/* Bits past 31 (the sync kinds): macros, since an enum holds an int. */
+#define EXPECTED                                                                             \
+  (IS(LINUX)     ? EXPECTED_LINUX                                                            \
+   : IS(WINDOWS) ? EXPECTED_WINDOWS                                                          \
+   : IS(DARWIN)  ? EXPECTED_DARWIN                                                           \
+   : IS(ANDROID) ? EXPECTED_ANDROID                                                          \
+                 : EXPECTED_OTHER)
+/* The kinds whose platforms in GPURES_EVERY_KIND_LIST include the build OS. */
+#define TABLE_BIT(id, UPPER, snake, Name, own, os) | (((os) & GPURES__BUILD_OS) ? K(UPPER) : 0ull)
+#define TABLE (0ull GPURES_EVERY_KIND_LIST(TABLE_BIT))
 #define ON(UPPER) ((TABLE & K(UPPER)) != 0)
 
 /* What the platform table promises, one by one, so a broken row says which. */

@@ -42,14 +42,14 @@ typedef struct kind_row {
   static int snake##_describe(gpures_handle h, void *out) {                                    \
     return gpures_##snake##_describe(h, out);                                                  \
   }
-GPURES_KIND_LIST(KIND_ADAPTERS)
+GPURES_EVERY_KIND_LIST(KIND_ADAPTERS)
 #undef KIND_ADAPTERS
 
 static const kind_row kinds[] = {
 #define KIND_ROW(id, UPPER, snake, Name, own, os)                                             \
   {id, #Name, #snake, GPURES_##own, (os), sizeof(gpures_##snake##_desc), snake##_create,       \
    gpures_##snake##_clone, snake##_describe, gpures_##snake##_release},
-    GPURES_KIND_LIST(KIND_ROW)
+    GPURES_EVERY_KIND_LIST(KIND_ROW)
 #undef KIND_ROW
 };
 #define NUM_KINDS (sizeof kinds / sizeof kinds[0])
@@ -73,8 +73,9 @@ static void bystander_is_intact(void) {
 static void kind_table_matches_the_kind_list(void) {
   uint32_t count = 0;
   const gpures_kind_info *table = gpures_kind_table(&count);
-  CHECK_EQ(count, 20);
-  CHECK_EQ(NUM_KINDS, 20);
+  CHECK_EQ(count, 36);
+  CHECK_EQ(NUM_KINDS, 36);
+  CHECK_EQ(GPURES_RESOURCE_KIND_MAX, 20);
   for (uint32_t i = 0; i < count && i < NUM_KINDS; i++) {
     const kind_row *k = &kinds[i];
     CHECK_EQ(table[i].id, i + 1);
@@ -88,16 +89,21 @@ static void kind_table_matches_the_kind_list(void) {
     CHECK(gpures_kind_fields(k->id, &num_fields) != NULL);
     CHECK_EQ(table[i].num_fields, num_fields);
     CHECK(gpures_kind_info_of(k->id) == &table[i]);
+    /* The resource kinds, then the sync kinds (SyncPoints). */
+    CHECK_EQ(table[i].family, k->id <= 20 ? GPURES_FAMILY_RESOURCE : GPURES_FAMILY_SYNC);
   }
   CHECK(gpures_kind_info_of(0) == NULL);
-  CHECK(gpures_kind_info_of(21) == NULL);
-  CHECK(gpures_kind_fields(21, NULL) == NULL);
+  CHECK(gpures_kind_info_of(37) == NULL);
+  CHECK(gpures_kind_fields(37, NULL) == NULL);
 }
 
 static void owned_kinds_are_exactly_the_fd_kinds(void) {
   for (size_t i = 0; i < NUM_KINDS; i++) {
     uint32_t id = kinds[i].id;
-    int owns = id == GPURES_KIND_VK_OPAQUE_FD || id == GPURES_KIND_DMA_BUF_HANDLE;
+    int owns = id == GPURES_KIND_VK_OPAQUE_FD || id == GPURES_KIND_DMA_BUF_HANDLE ||
+               id == GPURES_KIND_VK_SEMAPHORE_FD || id == GPURES_KIND_WGPU_SUBMISSION ||
+               id == GPURES_KIND_WGPU_DEFERRED || id == GPURES_KIND_CPU_FENCE ||
+               id == GPURES_KIND_SYNC_FILE || id == GPURES_KIND_DRM_SYNCOBJ;
     CHECK_EQ(kinds[i].ownership, owns ? GPURES_OWNED : GPURES_BORROWED);
   }
 }
@@ -109,7 +115,8 @@ static void linux_supports_every_kind_but_d3d_and_metal(void) {
     uint32_t id = kinds[i].id;
     int absent = id == GPURES_KIND_D3D11_TEXTURE || id == GPURES_KIND_D3D12_RESOURCE ||
                  id == GPURES_KIND_D3D12_BUFFER_HANDLE || id == GPURES_KIND_METAL_TEXTURE_HANDLE ||
-                 id == GPURES_KIND_METAL_BUFFER_HANDLE;
+                 id == GPURES_KIND_METAL_BUFFER_HANDLE || id == GPURES_KIND_D3D12_FENCE ||
+                 id == GPURES_KIND_D3D11_KEYED_MUTEX || id == GPURES_KIND_METAL_EVENT;
     if (!CHECK_EQ(gpures_kind_supported(id), absent ? 0 : 1))
       fprintf(stderr, "    kind %s\n", kinds[i].name);
   }
@@ -118,7 +125,7 @@ static void linux_supports_every_kind_but_d3d_and_metal(void) {
     CHECK_EQ(gpures_kind_supported(kinds[i].id),
              (kinds[i].platforms & gpures_build_os()) ? 1 : 0);
   CHECK_EQ(gpures_kind_supported(0), 0);
-  CHECK_EQ(gpures_kind_supported(21), 0);
+  CHECK_EQ(gpures_kind_supported(37), 0);
 }
 
 /* -------------------------------------------------- the shared contract */
@@ -154,8 +161,10 @@ static void check_json_names_kind(gpures_handle h, const kind_row *k, uint32_t r
   if (!CHECK_OK(gpures_describe_json(h, json, sizeof json, &length))) return;
   CHECK_EQ(length, strlen(json));
   if (!CHECK(json_valid(json))) fprintf(stderr, "    %s\n", json);
-  snprintf(needle, sizeof needle, "{\"kind\":\"%s\",\"kindId\":%u,\"refcount\":%u,", k->name,
-           k->id, refcount);
+  uint32_t num_fields = 0;
+  (void)gpures_kind_fields(k->id, &num_fields);
+  snprintf(needle, sizeof needle, "{\"kind\":\"%s\",\"kindId\":%u,\"refcount\":%u%s", k->name,
+           k->id, refcount, num_fields ? "," : "}"); /* NoopSync has no fields */
   if (!CHECK(strncmp(json, needle, strlen(needle)) == 0))
     fprintf(stderr, "    %s\n    does not begin with %s\n", json, needle);
 }
@@ -420,7 +429,7 @@ static void create_checks_its_own_arguments(void) {
   h = 5;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(0, &d, NULL, &h));
   CHECK_EQ(h, 0);
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(21, &d, NULL, &h));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(37, &d, NULL, &h));
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(UINT32_MAX, &d, NULL, &h));
 
   gpures_create_options options;
@@ -464,9 +473,9 @@ static void status_names_and_messages_cover_every_code(void) {
   CHECK_STR(gpures_status_message(code), message);
   GPURES_STATUS_LIST(STATUS_NAME)
 #undef STATUS_NAME
-  CHECK(gpures_status_name(14) == NULL);
+  CHECK(gpures_status_name(16) == NULL);
   CHECK(gpures_status_name(-1) == NULL);
-  CHECK(gpures_status_message(14) == NULL);
+  CHECK(gpures_status_message(16) == NULL);
   CHECK_EQ(GPURES_E_OK, GPURES_OK);
   CHECK_EQ(gpures_abi_version(), GPURES_ABI_VERSION);
   CHECK_EQ(gpures_abi_version() >> 16, 1);

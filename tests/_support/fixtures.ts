@@ -19,9 +19,23 @@ import {
   textureDescriptor,
   type TextureShape,
 } from "../../tools/fixtures.ts";
-import { close, memfd, pipeReadEnd, writeAt } from "./libc.ts";
+import { close, eventFd, memfd, pipeReadEnd, writeAt } from "./libc.ts";
 
 export { type Change, FIXTURES, type KindName };
+
+let hooks: { gpures__test_fence_fd_as(fd: number, type: number): void } | undefined;
+
+/**
+ * Declares a memfd a sync_file (1) or a syncobj (3) to the library's test
+ * hook: no kernel here makes either without a GPU, and the kinds' shared
+ * contract (create, clone, describe, release) needs one.
+ */
+export function declareFence(fd: number, type: number): void {
+  hooks ??= Deno.dlopen(gpures.load().path, {
+    gpures__test_fence_fd_as: { parameters: ["i32", "i32"], result: "void" },
+  }).symbols;
+  hooks.gpures__test_fence_fd_as(fd, type);
+}
 
 /** A kind's class, as the tests use it. */
 export interface KindClass {
@@ -102,6 +116,12 @@ export function fixture(kind: KindName, options: FixtureOptions = {}): Fixture {
     closedFd: () => {
       const fd = memfd(16);
       close(fd);
+      return fd;
+    },
+    fence: (type) => {
+      const fd = type === "eventfd" ? eventFd() : memfd(16);
+      if (type !== "eventfd") declareFence(fd, type === "syncFile" ? 1 : 3);
+      made.push(fd);
       return fd;
     },
     gate: (offset) => Deno.UnsafePointer.offset(Deno.UnsafePointer.of(gate)!, offset),

@@ -10,6 +10,8 @@ const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6"
   pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   pipe2: { parameters: ["buffer", "i32"], result: "i32", optional: true }, // Linux
+  eventfd: { parameters: ["u32", "i32"], result: "i32", optional: true }, // Linux
+  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
 }).symbols;
 
 const F_GETFD = 1;
@@ -48,6 +50,18 @@ export function memfd(
   if (libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("ftruncate failed");
   if (seals && libc.fcntl(fd, F_ADD_SEALS, seals) !== 0) throw new Error("F_ADD_SEALS failed");
   return fd;
+}
+
+/** A new close-on-exec eventfd (Linux): a real CPU fence. */
+export function eventFd(): number {
+  const fd = libc.eventfd?.(0, 0o2000000 /* EFD_CLOEXEC */) ?? -1;
+  if (fd < 0) throw new Error("eventfd failed");
+  return fd;
+}
+
+/** Adds 1 to an eventfd: what signalling a CpuFence does, done behind gpures's back. */
+export function eventFdSignal(fd: number): void {
+  if (libc.write(fd, new BigUint64Array([1n]), 8n) !== 8n) throw new Error("write(eventfd) failed");
 }
 
 /** The read end of a new pipe whose write end is closed: an fd whose size cannot be read. */

@@ -28,7 +28,7 @@ static const char *const status_messages[] = {
 
 static const char *const kind_names[] = {
 #define KIND_NAME(id, UPPER, snake, Name, own, os) [id] = #Name,
-  GPURES_KIND_LIST(KIND_NAME)
+  GPURES_EVERY_KIND_LIST(KIND_NAME)
 #undef KIND_NAME
 };
 

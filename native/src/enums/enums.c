@@ -125,6 +125,11 @@ static const gpures_enum_value values[] = {
   MATRIX(5, "bt470bg") MATRIX(6, "smpte170m") MATRIX(7, "smpte240m") MATRIX(8, "ycgco")
   MATRIX(9, "bt2020-ncl") MATRIX(10, "bt2020-cl") MATRIX(11, "smpte2085")
   MATRIX(12, "chroma-derived-ncl") MATRIX(13, "chroma-derived-cl") MATRIX(14, "ictcp")
+
+  /* Vulkan's own values: VkSemaphoreType and VkExternalSemaphoreHandleTypeFlagBits. */
+  {GPURES_ENUM_SEMAPHORE_TYPE, 0, "binary"}, {GPURES_ENUM_SEMAPHORE_TYPE, 1, "timeline"},
+  {GPURES_ENUM_SEMAPHORE_HANDLE_TYPE, 1, "opaqueFd"},
+  {GPURES_ENUM_SEMAPHORE_HANDLE_TYPE, 16, "syncFd"},
 };
 
 static const char *const set_names[] = {

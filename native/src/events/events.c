@@ -249,19 +249,24 @@ void gpures__event_unreserve(uint32_t id) {
 }
 
 int gpures__event_post(uint32_t id, uint64_t token, uint32_t type) {
+  return gpures__event_post_status(id, token, type, 0);
+}
+
+int gpures__event_post_status(uint32_t id, uint64_t token, uint32_t type, int event_status) {
   queue *q = queue_of(id);
   if (!q) return GPURES_OK;
   gpures__lock_acquire(&q->lock);
   int status = GPURES_OK;
   if (q->id == id) { /* a closed queue's isolate is gone: drop the event */
-    bool released = type == GPURES_EVENT_RELEASED && q->reserved > 0;
+    /* RELEASED and SYNC_DONE had their room set aside (create, wait_async). */
+    bool released = (type == GPURES_EVENT_RELEASED || type == GPURES_EVENT_SYNC_DONE) && q->reserved > 0;
     if (released) q->reserved--; /* the room was set aside at create */
     else status = grow(q, q->length + q->reserved + 1);
     if (status == GPURES_OK) {
       gpures_event *e = &q->ring[(q->head + q->length) % q->capacity];
       e->token = token;
       e->type = type;
-      e->reserved = 0;
+      e->status = (uint32_t)event_status;
       q->length++;
     }
   }

@@ -10,8 +10,8 @@
 #include "../internal.h"
 
 /* The tables index by id - 1 and GPURES_KIND_MAX counts the rows: ids are 1 .. N in order. */
-enum { GPURES_KIND_LIST(GPURES__POSITION) KIND_ROWS };
-GPURES_KIND_LIST(GPURES__IN_ORDER)
+enum { GPURES_EVERY_KIND_LIST(GPURES__POSITION) KIND_ROWS };
+GPURES_EVERY_KIND_LIST(GPURES__IN_ORDER)
 _Static_assert((int)KIND_ROWS == (int)GPURES_KIND_MAX, "GPURES_KIND_MAX counts the kinds");
 
 uint32_t gpures_abi_version(void) { return GPURES_ABI_VERSION; }
@@ -29,15 +29,16 @@ const char *gpures_os_name(uint32_t bit) {
 
 GPURES__HIDDEN const gpures__variant *const gpures__variants[GPURES_KIND_MAX + 1] = {
 #define VARIANT(id, UPPER, snake, Name, own, os) [id] = &gpures__variant_##snake,
-  GPURES_KIND_LIST(VARIANT)
+  GPURES_EVERY_KIND_LIST(VARIANT)
 #undef VARIANT
 };
 
 /* Field counts come from the variants, which live in other translation units. */
 static gpures_kind_info kinds[GPURES_KIND_MAX] = {
 #define KIND(id, UPPER, snake, Name, own, os) \
-  [id - 1] = {id, GPURES_##own, (os), sizeof(gpures_##snake##_desc), 0, 0, #Name, #snake},
-  GPURES_KIND_LIST(KIND)
+  [id - 1] = {id, GPURES_##own, (os), sizeof(gpures_##snake##_desc), 0,                   \
+              id > GPURES_RESOURCE_KIND_MAX, #Name, #snake},
+  GPURES_EVERY_KIND_LIST(KIND)
 #undef KIND
 };
 
@@ -66,6 +67,7 @@ int gpures_kind_supported(uint32_t kind) {
 
 const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count) {
   const gpures__variant *v = gpures__variant_of(kind);
+  static const gpures_field_info none[1]; /* NoopSync's rows: none, at a real address */
   if (out_count) *out_count = v ? v->num_fields : 0;
-  return v ? v->fields : NULL;
+  return v ? (v->fields ? v->fields : none) : NULL;
 }

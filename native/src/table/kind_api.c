@@ -18,5 +18,5 @@
     return gpures__describe_kind(h, id, out);                                                 \
   }                                                                                           \
   int gpures_##snake##_release(gpures_handle h) { return gpures__release_kind(h, id); }
-GPURES_KIND_LIST(ENTRY_POINTS)
+GPURES_EVERY_KIND_LIST(ENTRY_POINTS)
 #undef ENTRY_POINTS

@@ -87,3 +87,66 @@ uint64_t gpures__next_buffer_id(void) {
   static _Atomic uint64_t next = 1;
   return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
 }
+
+/* A sync kind's handle, or 0; anything else is refused naming `field`. */
+static int check_fence(gpures__op op, const char *field, gpures_handle fence) {
+  if (!fence) return GPURES_OK;
+  uint32_t kind = 0;
+  int status = gpures_kind(fence, &kind);
+  if (status != GPURES_OK)
+    return gpures__fail(op, status, field, "%s names no live SyncPoint", field);
+  const gpures_kind_info *info = gpures_kind_info_of(kind);
+  if (!info || info->family != GPURES_FAMILY_SYNC)
+    return gpures__fail(op, GPURES_E_WRONG_KIND, field, "%s is a %s, not a SyncPoint", field,
+                        gpures__kind_name(kind));
+  return GPURES_OK;
+}
+
+int gpures_fences_set(gpures_handle handle, gpures_handle acquire, gpures_handle release) {
+  gpures__op op = op_of("set fences of", handle);
+  slot *s = NULL;
+  int status = pin(handle, op.verb, &s);
+  if (status != GPURES_OK) return status;
+  if (gpures_kind_info_of(s->kind)->family != GPURES_FAMILY_RESOURCE)
+    status = gpures__fail(op, GPURES_E_WRONG_KIND, "handle", "a SyncPoint carries no fences");
+  if (status == GPURES_OK) status = check_fence(op, "acquire", acquire);
+  if (status == GPURES_OK) status = check_fence(op, "release", release);
+  /* The handle's own references; taken before the swap so a failure changes nothing. */
+  if (status == GPURES_OK && acquire && (status = gpures_clone(acquire)) != GPURES_OK)
+    status = gpures__fail(op, status, "acquire", "acquire was released meanwhile");
+  if (status == GPURES_OK && release && (status = gpures_clone(release)) != GPURES_OK) {
+    (void)gpures_release(acquire);
+    status = gpures__fail(op, status, "release", "release was released meanwhile");
+  }
+  if (status == GPURES_OK) {
+    gpures__lock_acquire(meta_lock(handle));
+    gpures_handle old_acquire = s->fences[0], old_release = s->fences[1];
+    s->fences[0] = acquire;
+    s->fences[1] = release;
+    gpures__lock_release(meta_lock(handle));
+    (void)gpures_release(old_acquire);
+    (void)gpures_release(old_release);
+  }
+  int unpinned = unpin(handle, op.verb);
+  return status != GPURES_OK ? status : unpinned;
+}
+
+int gpures_fences_get(gpures_handle handle, gpures_handle *out_acquire, gpures_handle *out_release) {
+  gpures__op op = op_of("read fences of", handle);
+  if (!out_acquire || !out_release)
+    return gpures__fail(op, GPURES_E_NULL_POINTER, out_acquire ? "outRelease" : "outAcquire",
+                        "%s is null", out_acquire ? "outRelease" : "outAcquire");
+  *out_acquire = *out_release = 0;
+  slot *s = NULL;
+  int status = pin(handle, op.verb, &s);
+  if (status != GPURES_OK) return status;
+  /* Cloned under the lock: a set on another thread cannot release them between read and clone. */
+  gpures__lock_acquire(meta_lock(handle));
+  gpures_handle acquire = s->fences[0], release = s->fences[1];
+  if (acquire && gpures_clone(acquire) != GPURES_OK) acquire = 0;
+  if (release && gpures_clone(release) != GPURES_OK) release = 0;
+  gpures__lock_release(meta_lock(handle));
+  *out_acquire = acquire;
+  *out_release = release;
+  return unpin(handle, op.verb);
+}

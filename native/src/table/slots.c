@@ -79,6 +79,12 @@ static void slot_free(uint32_t index) {
 
 void gpures__slot_destroy(slot *s, uint32_t index, uint32_t generation) {
   const gpures__variant *v = gpures__variant_of(s->kind);
+  /* No one else can reach the slot now: its fences need no lock. */
+  gpures_handle acquire = s->fences[0], release = s->fences[1];
+  s->fences[0] = s->fences[1] = 0;
+  (void)gpures_release(acquire);
+  if (release && s->borrow.keep_fence) s->borrow.keep_fence(s->borrow.ctx, release);
+  else (void)gpures_release(release);
   if (s->borrow.at_last_release) /* the buffer comes home before anyone hears of the release */
     s->borrow.at_last_release(s->borrow.ctx, atomic_load_explicit(&s->retired, memory_order_acquire));
   else if (v->owns_fds)

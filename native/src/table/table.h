@@ -7,6 +7,7 @@
 **   per_handle.c     dup_fd, slot_release, mark_consumed
 **   kind_api.c       gpures_<kind>_create, _clone, _describe and _release
 **   describe_json.c  one JSON object per handle
+**   meta.c           what a handle carries besides its descriptor: metadata, buffer id, fences
 **
 ** A handle is generation << 32 | kind << 24 | slot index. Each slot holds one
 ** atomic word, generation << 32 | refcount. Clone and release are one CAS on
@@ -39,7 +40,7 @@
 
 typedef union any_desc {
 #define DESC_MEMBER(id, UPPER, snake, Name, own, os) gpures_##snake##_desc snake;
-  GPURES_KIND_LIST(DESC_MEMBER)
+  GPURES_EVERY_KIND_LIST(DESC_MEMBER)
 #undef DESC_MEMBER
 } any_desc;
 
@@ -56,6 +57,7 @@ typedef struct slot {
   gpures__borrow borrow;       /* at_last_release set: the fds are its owner's, not the slot's */
   _Atomic bool retired;        /* the borrow's owner must not reuse the memory (gpures__frame_retire) */
   gpures_frame_meta meta;      /* flags 0: none; read and written under meta_lock() (meta.c) */
+  gpures_handle fences[2];     /* acquire, release (0: none), each a reference; under meta_lock() */
   any_desc desc;
 } slot;
 

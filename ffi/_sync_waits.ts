@@ -1,0 +1,86 @@
+// Async waits on SyncPoints: the library's waiter thread holds each one and
+// posts SYNC_DONE to this isolate's event queue, which the keep-alive watcher
+// already waits on without holding the event loop open. A pending wait must
+// hold it open (an awaited promise whose loop exits is an error), so a
+// ref'd timer that never fires stands for the waits while any pends.
+
+import { eventQueue, syncWaitsChanged } from "./_keep_alive.ts";
+import { cString, lastError, native } from "./_native.ts";
+import { errorFor, type GpuResourceError, TimeoutError } from "./errors.ts";
+
+interface PendingWait {
+  resolve(): void;
+  reject(error: unknown): void;
+  /** Builds the error of a failed status; the message is made where the wait began. */
+  fail(status: number): GpuResourceError;
+}
+
+const waits = new Map<number, PendingWait>();
+let nextToken = 1;
+let holder: ReturnType<typeof setInterval> | undefined;
+const TIMED_OUT = 12;
+
+function done(token: number, status: number): void {
+  const wait = waits.get(token);
+  if (!wait) return;
+  waits.delete(token);
+  if (waits.size === 0 && holder !== undefined) {
+    clearInterval(holder);
+    holder = undefined;
+  }
+  syncWaitsChanged(done, -1);
+  if (status === 0) wait.resolve();
+  else wait.reject(wait.fail(status));
+}
+
+/**
+ * Hands the wait on `handle` to the waiter thread. `describe` names the
+ * point in messages; `signal` cancels. Throws at once what the library
+ * refuses (a point the host cannot wait on, a released handle).
+ */
+export function waitOnThread(
+  handle: bigint,
+  timeoutNs: bigint,
+  describe: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const s = native();
+  const queue = eventQueue(s);
+  const token = nextToken++ >>> 0 || nextToken++;
+  const fullToken = (BigInt(queue) << 32n) | BigInt(token);
+  const status = s.gpures_sync_wait_async(handle, timeoutNs, queue, fullToken);
+  if (status !== 0) throw lastError(status);
+  const { promise, resolve, reject } = Promise.withResolvers<void>();
+  waits.set(token, {
+    resolve,
+    reject,
+    fail: (code) => {
+      if (code === 13 && signal?.aborted) return signal.reason;
+      if (code === TIMED_OUT) {
+        return new TimeoutError(`${describe} was not reached in time`, "TIMED_OUT");
+      }
+      return lastErrorFor(code, describe);
+    },
+  });
+  if (holder === undefined) holder = setInterval(() => {}, 2 ** 30);
+  syncWaitsChanged(done, +1);
+  if (signal) {
+    const abort = () => s.gpures_sync_cancel(queue, fullToken);
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+    promise.finally(() => signal.removeEventListener("abort", abort)).catch(() => {});
+  }
+  return promise;
+}
+
+/** The status as an error; the waiter thread's message is not this thread's to read. */
+function lastErrorFor(code: number, describe: string): GpuResourceError {
+  const s = native();
+  const name = cString(s.gpures_status_name(code)) || `STATUS_${code}`;
+  return errorFor(name, `Cannot wait on ${describe}: ${cString(s.gpures_status_message(code))}`);
+}
+
+/** Async waits the waiter thread holds for every isolate (tests, leak checks). */
+export function pendingSyncWaits(): number {
+  return native().gpures_sync_pending();
+}

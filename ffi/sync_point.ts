@@ -1,0 +1,113 @@
+// SyncPoint: "the work before this point is finished", in one API's terms.
+// Every sync kind's class extends it; waiting is the same for all of them.
+
+import { GpuResource } from "./gpu_resource.ts";
+import { check, native } from "./_native.ts";
+import { lib } from "./_load.ts";
+import { waitOnThread } from "./_sync_waits.ts";
+import { InvalidHandleError, UnsupportedError, WrongKindError } from "./errors.ts";
+
+/** Options of {@link SyncPoint.waitAsync}. */
+export interface WaitOptions {
+  /** Milliseconds before the wait fails with TimeoutError; none: no limit. */
+  timeout?: number;
+  /** Ends the wait, rejecting with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+const reached = new Uint32Array(1);
+let reachedAt: Deno.PointerValue = null;
+const GL_SYNC = 30;
+
+/** Milliseconds as the library's nanoseconds; negative: no limit. */
+function nanos(ms: number | undefined, field: string): bigint {
+  if (ms === undefined || ms === Infinity) return -1n;
+  if (typeof ms !== "number" || !(ms >= 0)) {
+    throw new InvalidHandleError(
+      `${field} must be a non-negative number of milliseconds, not ${String(ms)}`,
+      "INVALID_VALUE",
+      field,
+    );
+  }
+  return BigInt(Math.round(ms * 1e6));
+}
+
+/**
+ * A point in some API's work: a fence, a semaphore and the value that means
+ * "finished", an event. Wait on it before touching what that work wrote
+ * (an acquire fence) or before reusing what it read (a release fence).
+ *
+ * `wait()` blocks the calling thread (for Workers and native callers);
+ * `await waitAsync()` never blocks the event loop: the library's one waiter
+ * thread parks on the point (poll() on its fd, or its API asked with
+ * backoff) and wakes this isolate when it is reached.
+ *
+ * @example
+ * ```ts
+ * import { CpuFence } from "@gpures/gpures";
+ * using fence = CpuFence.create();
+ * setTimeout(() => fence.signal(), 1);
+ * await fence.waitAsync({ timeout: 1000 });
+ * ```
+ */
+export abstract class SyncPoint<Description = Record<string, unknown>>
+  extends GpuResource<Description> {
+  /** Whether the point is reached now (never blocks). */
+  get signaled(): boolean {
+    const s = native();
+    reachedAt ??= Deno.UnsafePointer.of(reached);
+    check(s.gpures_sync_poll(this.unsafeHandle, reachedAt));
+    return reached[0] === 1;
+  }
+
+  /**
+   * Blocks this thread until the point is reached, up to `timeout`
+   * milliseconds (TimeoutError). For Workers and scripts; on a server's main
+   * thread use {@link SyncPoint.waitAsync}.
+   */
+  wait(timeout?: number): void {
+    check(lib().gpures_sync_wait(this.unsafeHandle, nanos(timeout, "timeout")));
+  }
+
+  /** Resolves when the point is reached; rejects with TimeoutError, the signal's reason, DeviceLostError. */
+  waitAsync(options: WaitOptions = {}): Promise<void> {
+    const { timeout, signal } = options;
+    const timeoutNs = nanos(timeout, "timeout");
+    signal?.throwIfAborted();
+    if (this.kindId === GL_SYNC) return this.#pollHere(timeoutNs, signal);
+    return waitOnThread(this.unsafeHandle, timeoutNs, this.kind, signal);
+  }
+
+  /**
+   * A GL sync is asked where its context is current (this thread), so it is
+   * polled here between tasks: 0.1 ms doubling to 4 ms.
+   */
+  async #pollHere(timeoutNs: bigint, signal?: AbortSignal): Promise<void> {
+    const deadline = timeoutNs < 0n ? Infinity : performance.now() + Number(timeoutNs) / 1e6;
+    for (let nap = 0.1; !this.signaled; nap = Math.min(nap * 2, 4)) {
+      signal?.throwIfAborted();
+      if (performance.now() >= deadline) this.wait(0); // throws TimeoutError, named as C names it
+      await new Promise((r) => setTimeout(r, nap));
+    }
+  }
+
+  /**
+   * Reaches the point from the CPU: CpuFence and the WebGPU points (their
+   * host signals them), and a VkSemaphore timeline (vkSignalSemaphore).
+   * Others throw UnsupportedError: their producer's API signals them.
+   */
+  signal(): void {
+    check(lib().gpures_sync_signal(this.unsafeHandle));
+  }
+
+  /** A new close-on-exec duplicate of the point's fd (the fd-backed kinds), for an importer. */
+  dupFd(): number {
+    if (!(this.constructor as { ownsFds?: boolean }).ownsFds) {
+      throw new WrongKindError(`${this.kind} has no fd`, "WRONG_KIND", "index");
+    }
+    return this.dupFdOf(0);
+  }
+}
+
+/** Thrown by waits on points the host cannot wait on; re-exported for matching. */
+export { UnsupportedError };
