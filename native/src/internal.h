@@ -9,6 +9,9 @@
 **             service thread that reads them (POSIX; windows.c refuses)
 **   frames/   frame pools: slots of sealed memfds, handed out as handles that
 **             borrow them and come home at their last release (Linux)
+**   sync/     SyncPoints waited on: how each sync kind is waited on (poll()
+**             on its fd, its API opened with dlopen), the one waiter thread
+**             of async waits, begin/end access, dma-buf sync files
 **   channel/  handles sent to another process: sockets, the wire format, the
 **             checks a received message passes (POSIX; windows.c refuses)
 **   map/      CPU mappings of owned fds, the ArrayBuffers over them, and which
