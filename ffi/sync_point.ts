@@ -102,6 +102,7 @@ export abstract class SyncPoint<Description = Record<string, unknown>>
 
   /** A new close-on-exec duplicate of the point's fd (the fd-backed kinds), for an importer. */
   dupFd(): number {
+    void this.unsafeHandle; // a released point says so first
     if (!(this.constructor as { ownsFds?: boolean }).ownsFds) {
       throw new WrongKindError(`${this.kind} has no fd`, "WRONG_KIND", "index");
     }

@@ -354,8 +354,8 @@ GPURES_API int gpures_refcount(gpures_handle handle, uint32_t *out_refcount);
 GPURES_API int gpures_describe_json(gpures_handle handle, char *buffer, size_t capacity,
                                     size_t *out_length);
 /*
-** A new close-on-exec duplicate of owned fd `index` of a DmaBufHandle or
-** VkOpaqueFd. The caller owns it. Importers that consume an fd get it here.
+** A new close-on-exec duplicate of owned fd `index` of a kind that owns fds (DmaBufHandle,
+** VkOpaqueFd, the fd-backed SyncPoints). The caller owns it. Importers that consume an fd get it here.
 */
 GPURES_API int gpures_dup_fd(gpures_handle handle, uint32_t index, int *out_fd);
 /*

@@ -12,6 +12,7 @@
 // figure; without it the test relies on V8's own collections.
 
 import assert from "node:assert/strict";
+import { KINDS } from "../../ffi/_kinds.ts";
 import {
   CpuBytes,
   CpuSharedSlot,
@@ -51,12 +52,20 @@ const gc = (globalThis as { gc?: () => void }).gc;
 const memory = memfd(64 * 1024);
 
 /** A valid descriptor of every kind except WgpuTexture (that needs a GPUTexture). */
+/**
+ * A kind's valid descriptor over the test's memfd; a SyncPoint's fence fd
+ * (an eventfd, a declared sync_file) is opened once here, before any test
+ * counts fds, and reused.
+ */
+function validOf(name: KindName): () => Desc {
+  const once = fixture(name, { fds: [memory, memory] });
+  if (once.fds.length === 0) return () => fixture(name, { fds: [memory, memory] }).desc;
+  return () => once.desc;
+}
+
 const kinds: [Kind, () => Desc][] = (Object.keys(FIXTURES) as KindName[])
   .filter((name) => name !== "WgpuTexture")
-  .map((name) => [
-    CLASSES[name] as unknown as Kind,
-    () => fixture(name, { fds: [memory, memory] }).desc,
-  ]);
+  .map((name) => [CLASSES[name] as unknown as Kind, validOf(name)]);
 const supported = kinds.filter(([cls]) => GpuResource.isSupported(cls.name as never));
 
 function rss(): number {
@@ -374,7 +383,8 @@ Deno.test("every kind: fromRaw() of every other kind, dupFd() and slotRelease() 
   const dupFd = DmaBufHandle.prototype.dupFd;
   const slotRelease = VkImage.prototype.slotRelease;
   for (const h of handles) {
-    if (h.kind !== "DmaBufHandle" && h.kind !== "VkOpaqueFd") {
+    // Every kind that owns an fd can give a copy (SyncFile, CpuFence, ... too).
+    if (KINDS[h.kindId - 1].ownership !== 1) {
       assertTyped(() => dupFd.call(h as never, 0), WrongKindError, `dupFd on ${h.kind}`);
     }
     if (h.kind !== "VkImage" && h.kind !== "VkOpaqueFd") {
