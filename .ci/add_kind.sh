@@ -26,7 +26,7 @@ import re
 lists = "native/include/gpures_lists.h"
 s = open(lists).read()
 s = re.sub(r"(X\(20, WGPU_TEXTURE[^\n]*GPURES_OS_ALL\))",
-           r"\1 \\\n  X(21, TEST_BLOB, test_blob, TestBlob, BORROWED, GPURES_OS_ALL)", s)
+           r"\1 \\\n  X(37, TEST_BLOB, test_blob, TestBlob, BORROWED, GPURES_OS_ALL)", s)
 open(lists, "w").write(s)
 header = "native/include/gpures.h"
 s = open(header).read()
@@ -87,7 +87,7 @@ grep -q "gpures_fixture_fill_test_blob" native/tests/fixtures.gen.h
 result "the C fixtures have TestBlob" $?
 grep -q 'export class TestBlob extends GpuResource' ffi/variants.ts
 result "ffi/variants.ts has the TestBlob class" $?
-grep -q '| 21 | `TestBlob`' README.md
+grep -q '| 37 | `TestBlob`' README.md
 result "README.md lists the kind" $?
 
 # From TypeScript: the generated class, validation, JSON, lifetime.
@@ -95,7 +95,7 @@ cat >use.ts <<'TS'
 import assert from "node:assert/strict";
 import { InvalidHandleError, liveHandles, TestBlob } from "./mod.ts";
 using blob = TestBlob.create({ blob: 0x1234n, size: 64 });
-assert.deepEqual(blob.describe(), { kind: "TestBlob", kindId: 21, refcount: 1, blob: 0x1234n, size: 64 });
+assert.deepEqual(blob.describe(), { kind: "TestBlob", kindId: 37, refcount: 1, blob: 0x1234n, size: 64 });
 assert.equal(blob.toJSON().blob, "4660");
 assert.throws(() => TestBlob.create({ blob: 0n, size: 64 }), (e: InvalidHandleError) => e.field === "blob");
 using again = blob.clone();
@@ -118,7 +118,7 @@ int main(void) {
   if (gpures_test_blob_create(&d, NULL, &h) != GPURES_OK) return 1;
   gpures_test_blob_desc out = {sizeof out};
   if (gpures_test_blob_describe(h, &out) != GPURES_OK || out.blob != 0x1234) return 2;
-  if (GPURES_KIND_MAX != 21 || !gpures_kind_supported(GPURES_KIND_TEST_BLOB)) return 3;
+  if (GPURES_KIND_MAX != 37 || !gpures_kind_supported(GPURES_KIND_TEST_BLOB)) return 3;
   if (gpures_test_blob_release(h) != GPURES_OK) return 4;
   puts("TestBlob from C: ok");
   return 0;

@@ -12,7 +12,7 @@ interface PendingWait {
   resolve(): void;
   reject(error: unknown): void;
   /** Builds the error of a failed status; the message is made where the wait began. */
-  fail(status: number): GpuResourceError;
+  fail(status: number): unknown;
 }
 
 const waits = new Map<number, PendingWait>();
@@ -43,6 +43,7 @@ export function waitOnThread(
   timeoutNs: bigint,
   describe: string,
   signal?: AbortSignal,
+  why?: () => Error | undefined,
 ): Promise<void> {
   const s = native();
   const queue = eventQueue(s);
@@ -59,7 +60,7 @@ export function waitOnThread(
       if (code === TIMED_OUT) {
         return new TimeoutError(`${describe} was not reached in time`, "TIMED_OUT");
       }
-      return lastErrorFor(code, describe);
+      return why?.() ?? lastErrorFor(code, describe);
     },
   });
   if (holder === undefined) holder = setInterval(() => {}, 2 ** 30);

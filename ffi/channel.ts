@@ -300,9 +300,11 @@ export class Channel extends EventTarget {
     const s = lib();
     // Pooled frames go through a session: their buffers are announced once and come back.
     // Other handles go as they always did (to a peer that has not sent frames on this channel).
-    const session = this.#role === SESSION_SEND || resource.bufferId !== null
-      ? this.#session(SESSION_SEND, "send")
-      : null;
+    // A handle with an acquire fence goes through the session too: its FENCE message leads it.
+    const session =
+      this.#role === SESSION_SEND || resource.bufferId !== null || hasAcquireFence(resource)
+        ? this.#session(SESSION_SEND, "send")
+        : null;
     let held: GpuResource<unknown> | undefined;
     try {
       for (;;) {
@@ -467,4 +469,18 @@ export class ChannelListener {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+const fencePair = new BigUint64Array(2);
+
+/** Whether the handle carries an acquire fence (the references read are let go at once). */
+function hasAcquireFence(resource: GpuResource<unknown>): boolean {
+  const s = lib();
+  check(
+    s.gpures_fences_get(resource.unsafeHandle, fencePair.subarray(0, 1), fencePair.subarray(1)),
+  );
+  const [acquire, release] = fencePair;
+  if (acquire) s.gpures_release(acquire);
+  if (release) s.gpures_release(release);
+  return acquire !== 0n;
 }

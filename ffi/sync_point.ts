@@ -71,11 +71,30 @@ export abstract class SyncPoint<Description = Record<string, unknown>>
 
   /** Resolves when the point is reached; rejects with TimeoutError, the signal's reason, DeviceLostError. */
   waitAsync(options: WaitOptions = {}): Promise<void> {
-    const { timeout, signal } = options;
-    const timeoutNs = nanos(timeout, "timeout");
-    signal?.throwIfAborted();
-    if (this.kindId === GL_SYNC) return this.#pollHere(timeoutNs, signal);
-    return waitOnThread(this.unsafeHandle, timeoutNs, this.kind, signal);
+    try {
+      const { timeout, signal } = options;
+      const timeoutNs = nanos(timeout, "timeout");
+      signal?.throwIfAborted();
+      if (this.kindId === GL_SYNC) return this.#pollHere(timeoutNs, signal);
+      return waitOnThread(this.unsafeHandle, timeoutNs, this.kind, signal, () => this.#why());
+    } catch (e) {
+      return Promise.reject(e); // refused at once (released, unsupported, a bad timeout): still a rejection
+    }
+  }
+
+  /**
+   * Why an async wait failed, with its field: the waiter thread's message is
+   * not this thread's to read, so the point is asked again here (a lost device
+   * or a failed command stays failed). undefined when it now answers.
+   */
+  #why(): Error | undefined {
+    if (this.released) return undefined;
+    try {
+      void this.signaled;
+    } catch (e) {
+      return e as Error;
+    }
+    return undefined;
   }
 
   /**

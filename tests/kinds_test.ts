@@ -27,9 +27,17 @@ Deno.test("every kind of the library's table is a class exported from mod.ts, wi
     const ownsFds = kind.ownership === 1;
     if (kind.family === 1) { // a SyncPoint: waited on, never mapped
       assert.ok(cls.prototype instanceof SyncPoint, `${kind.name} extends SyncPoint`);
-      assert.equal((cls as { ownsFds?: boolean }).ownsFds ?? false, ownsFds, `${kind.name}.ownsFds`);
+      assert.equal(
+        (cls as { ownsFds?: boolean }).ownsFds ?? false,
+        ownsFds,
+        `${kind.name}.ownsFds`,
+      );
     } else {
-      assert.equal(cls.prototype instanceof FdResource, ownsFds, `${kind.name} owns fds: ${ownsFds}`);
+      assert.equal(
+        cls.prototype instanceof FdResource,
+        ownsFds,
+        `${kind.name} owns fds: ${ownsFds}`,
+      );
     }
     const slot = kind.fields.some((f) => f.path === "slotRelease.gate");
     assert.equal(

@@ -73,7 +73,7 @@ Deno.test("waitAsync times out, cancels, and lets go of its wait either way", {
   abort.abort(new Error("stopped by the test"));
   await assert.rejects(wait, /stopped by the test/);
   const abortedBefore = AbortSignal.abort(new CancelledError("before", "CANCELLED"));
-  assert.throws(() => fence.waitAsync({ signal: abortedBefore }), CancelledError);
+  await assert.rejects(fence.waitAsync({ signal: abortedBefore }), CancelledError);
   await settled();
 });
 
@@ -86,6 +86,7 @@ Deno.test("a wait holds its own reference: the point may be released meanwhile",
   fence.release();
   assert.throws(() => fence.signaled, ReleasedError);
   assert.throws(() => fence.wait(0), ReleasedError);
+  await assert.rejects(fence.waitAsync(), ReleasedError);
   eventFdSignal(fd); // the eventfd the released handle owned is still the wait's
   await wait;
   close(fd);
@@ -121,7 +122,7 @@ Deno.test("NoopSync is always reached", async () => {
 Deno.test("points the host cannot wait on say so, naming what is missing", async () => {
   using binary = VkSemaphore.create({ semaphore: 9n, semaphoreType: "binary", value: 0n });
   assert.throws(() => binary.wait(0), UnsupportedError);
-  assert.throws(() => binary.waitAsync(), UnsupportedError);
+  await assert.rejects(binary.waitAsync(), UnsupportedError); // a rejection, never a throw
   using deviceless = VkSemaphore.create({ semaphore: 9n, semaphoreType: "timeline", value: 1n });
   assert.throws(() => deviceless.signaled, (e: UnsupportedError) => e.field === "device");
   using gl = GlSemaphore.create({ name: 4 });
@@ -269,10 +270,8 @@ Deno.test(
 );
 
 Deno.test(
-  "a fence crosses to another process with its frame: the consumer waits and sees the final bytes",
-  {
-    ignore: !linux,
-  },
+  "a frame's acquire fence crosses to another process with it: the consumer waits and sees the final bytes",
+  { ignore: !linux },
   async () => {
     const path = `@gpures-sync-${Deno.pid}`;
     using listener = Channel.listen(path);
@@ -286,17 +285,43 @@ Deno.test(
       writeAt(fd, new Uint8Array(32 * 32 * 4).fill(1), 0); // what is there before the producer's work
       using frame = rgbaFrame(fd, { takeOwnership: true });
       using fence = CpuFence.create();
-      await channel.send(fence);
-      await channel.send(frame);
+      frame.setFences({ acquire: fence });
+      await channel.send(frame); // a FENCE message (its eventfd by SCM_RIGHTS), then the frame
       // Without the wait the consumer reads the old bytes: the work is not done yet.
       assert.equal(await peer.out.next(), "peeked 1");
-      writeAt(frame.dupFd(), new Uint8Array(32 * 32 * 4).fill(200), 0);
+      const writer = frame.dupFd();
+      writeAt(writer, new Uint8Array(32 * 32 * 4).fill(200), 0);
+      close(writer);
       fence.signal(); // the producer's work is done
       assert.deepEqual(JSON.parse((await peer.out.next())!), { first: 200, all: true });
       channel.close();
     } finally {
       const { status, stderr } = await peer.done();
       assert.equal(status.code, 0, stderr);
+    }
+  },
+);
+
+Deno.test(
+  "a process-local acquire fence cannot cross: send refuses the frame rather than drop the fence",
+  { ignore: !linux },
+  async () => {
+    const [a, b] = Channel.pair();
+    try {
+      using frame = rgbaFrame(memfd(32 * 32 * 4), { takeOwnership: true });
+      using local = VkSemaphore.create({ semaphore: 5n, semaphoreType: "timeline", value: 1n });
+      frame.setFences({ acquire: local });
+      await assert.rejects(
+        a.send(frame),
+        (e: UnsupportedError) => e instanceof UnsupportedError && e.field === "acquire",
+      );
+      frame.setFences({});
+      await a.send(frame);
+      using got = await b.receive();
+      assert.deepEqual(got!.fences, {}, "a frame sent without a fence arrives without one");
+    } finally {
+      a.close();
+      b.close();
     }
   },
 );

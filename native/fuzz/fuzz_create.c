@@ -65,9 +65,8 @@ GPURES_EVERY_KIND_LIST(FUZZ_WRAP)
 #undef FUZZ_WRAP
 
 static const fuzz_kind_api fuzz_apis[GPURES_KIND_MAX + 1] = {
-    {0, 0, 0, 0},
 #define FUZZ_API_ROW(id, UPPER, snake, Name, own, os)                                            \
-  {fuzz_create_##snake, gpures_##snake##_clone, fuzz_describe_##snake, gpures_##snake##_release},
+  [id] = {fuzz_create_##snake, gpures_##snake##_clone, fuzz_describe_##snake, gpures_##snake##_release},
     GPURES_EVERY_KIND_LIST(FUZZ_API_ROW)
 #undef FUZZ_API_ROW
 };

@@ -45,9 +45,9 @@ typedef struct kind_row {
 GPURES_EVERY_KIND_LIST(KIND_ADAPTERS)
 #undef KIND_ADAPTERS
 
-static const kind_row kinds[] = {
+static const kind_row kinds[GPURES_KIND_MAX] = {
 #define KIND_ROW(id, UPPER, snake, Name, own, os)                                             \
-  {id, #Name, #snake, GPURES_##own, (os), sizeof(gpures_##snake##_desc), snake##_create,       \
+  [id - 1] = {id, #Name, #snake, GPURES_##own, (os), sizeof(gpures_##snake##_desc), snake##_create, \
    gpures_##snake##_clone, snake##_describe, gpures_##snake##_release},
     GPURES_EVERY_KIND_LIST(KIND_ROW)
 #undef KIND_ROW
@@ -90,7 +90,11 @@ static void kind_table_matches_the_kind_list(void) {
     CHECK_EQ(table[i].num_fields, num_fields);
     CHECK(gpures_kind_info_of(k->id) == &table[i]);
     /* The resource kinds, then the sync kinds (SyncPoints). */
-    CHECK_EQ(table[i].family, k->id <= 20 ? GPURES_FAMILY_RESOURCE : GPURES_FAMILY_SYNC);
+    int sync = 0;
+#define SYNC_ID(sync_id, ...) sync |= k->id == sync_id;
+    GPURES_SYNC_KIND_LIST(SYNC_ID)
+#undef SYNC_ID
+    CHECK_EQ(table[i].family, sync ? GPURES_FAMILY_SYNC : GPURES_FAMILY_RESOURCE);
   }
   CHECK(gpures_kind_info_of(0) == NULL);
   CHECK(gpures_kind_info_of(37) == NULL);

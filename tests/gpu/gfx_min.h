@@ -52,6 +52,7 @@ typedef void (*PFN_vkVoidFunction)(void);
   ((((uint32_t)(variant)) << 29) | (((uint32_t)(major)) << 22) | (((uint32_t)(minor)) << 12) |   \
    ((uint32_t)(patch)))
 #define VK_API_VERSION_1_1 VK_MAKE_API_VERSION(0, 1, 1, 0)
+#define VK_API_VERSION_1_2 VK_MAKE_API_VERSION(0, 1, 2, 0)
 #define VK_WHOLE_SIZE (~0ULL)
 
 #define VK_STRUCTURE_TYPE_APPLICATION_INFO 0
@@ -74,6 +75,27 @@ typedef void (*PFN_vkVoidFunction)(void);
 #define VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO 1000072002
 #define VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR 1000074002
 #define VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO 1000127001
+#define VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO 9
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 1000059000
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO 1000076000
+#define VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES 1000076001
+#define VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO 1000077000
+#define VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR 1000079001
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES 1000207000
+#define VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO 1000207002
+#define VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO 1000207003
+#define VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO 1000207004
+#define VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO 1000207005
+
+#define VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT 0x00000001u
+#define VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT 0x00000010u
+#define VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT 0x00000001u
+#define VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT 0x00000002u
+#define VK_SEMAPHORE_TYPE_BINARY 0
+#define VK_SEMAPHORE_TYPE_TIMELINE 1
+#define VK_TIMEOUT 2
+#define VK_NOT_READY 1
+#define VK_TRUE 1u
 
 #define VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT 0x00000001u
 #define VK_FORMAT_R8G8B8A8_UNORM 37
@@ -324,6 +346,77 @@ typedef struct VkSubmitInfo {
   const VkSemaphore *pSignalSemaphores;
 } VkSubmitInfo;
 
+/* Timeline and external semaphores (Vulkan 1.1/1.2 core, VK_KHR_external_semaphore_fd). */
+typedef struct VkSemaphoreCreateInfo {
+  VK_CHAIN;
+  VkFlags flags;
+} VkSemaphoreCreateInfo;
+
+typedef struct VkSemaphoreTypeCreateInfo {
+  VK_CHAIN;
+  int32_t semaphoreType;
+  uint64_t initialValue;
+} VkSemaphoreTypeCreateInfo;
+
+typedef struct VkExportSemaphoreCreateInfo {
+  VK_CHAIN;
+  VkFlags handleTypes;
+} VkExportSemaphoreCreateInfo;
+
+typedef struct VkSemaphoreGetFdInfoKHR {
+  VK_CHAIN;
+  VkSemaphore semaphore;
+  VkFlags handleType;
+} VkSemaphoreGetFdInfoKHR;
+
+typedef struct VkTimelineSemaphoreSubmitInfo {
+  VK_CHAIN;
+  uint32_t waitSemaphoreValueCount;
+  const uint64_t *pWaitSemaphoreValues;
+  uint32_t signalSemaphoreValueCount;
+  const uint64_t *pSignalSemaphoreValues;
+} VkTimelineSemaphoreSubmitInfo;
+
+typedef struct VkSemaphoreWaitInfo {
+  VK_CHAIN;
+  VkFlags flags;
+  uint32_t semaphoreCount;
+  const VkSemaphore *pSemaphores;
+  const uint64_t *pValues;
+} VkSemaphoreWaitInfo;
+
+typedef struct VkSemaphoreSignalInfo {
+  VK_CHAIN;
+  VkSemaphore semaphore;
+  uint64_t value;
+} VkSemaphoreSignalInfo;
+
+typedef struct VkPhysicalDeviceExternalSemaphoreInfo {
+  VK_CHAIN;
+  VkFlags handleType;
+} VkPhysicalDeviceExternalSemaphoreInfo;
+
+typedef struct VkExternalSemaphoreProperties {
+  VkStructureType sType;
+  void *pNext;
+  VkFlags exportFromImportedHandleTypes;
+  VkFlags compatibleHandleTypes;
+  VkFlags externalSemaphoreFeatures;
+} VkExternalSemaphoreProperties;
+
+/* VkPhysicalDeviceFeatures2: the 55 VkBool32 of VkPhysicalDeviceFeatures follow the chain. */
+typedef struct VkPhysicalDeviceFeatures2 {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 features[55];
+} VkPhysicalDeviceFeatures2;
+
+typedef struct VkPhysicalDeviceTimelineSemaphoreFeatures {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 timelineSemaphore;
+} VkPhysicalDeviceTimelineSemaphoreFeatures;
+
 typedef PFN_vkVoidFunction (*PFN_vkGetInstanceProcAddr)(VkInstance, const char *);
 typedef PFN_vkVoidFunction (*PFN_vkGetDeviceProcAddr)(VkDevice, const char *);
 typedef VkResult (*PFN_vkCreateInstance)(const VkInstanceCreateInfo *, const void *, VkInstance *);
@@ -374,6 +467,17 @@ typedef void (*PFN_vkCmdPipelineBarrier)(VkCommandBuffer, VkFlags, VkFlags, VkFl
                                          uint32_t, const void *);
 typedef VkResult (*PFN_vkQueueSubmit)(VkQueue, uint32_t, const VkSubmitInfo *, VkFence);
 typedef VkResult (*PFN_vkQueueWaitIdle)(VkQueue);
+typedef VkResult (*PFN_vkEnumerateInstanceVersion)(uint32_t *);
+typedef void (*PFN_vkGetPhysicalDeviceFeatures2)(VkPhysicalDevice, VkPhysicalDeviceFeatures2 *);
+typedef void (*PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)(
+    VkPhysicalDevice, const VkPhysicalDeviceExternalSemaphoreInfo *, VkExternalSemaphoreProperties *);
+typedef VkResult (*PFN_vkCreateSemaphore)(VkDevice, const VkSemaphoreCreateInfo *, const void *,
+                                          VkSemaphore *);
+typedef void (*PFN_vkDestroySemaphore)(VkDevice, VkSemaphore, const void *);
+typedef VkResult (*PFN_vkGetSemaphoreFdKHR)(VkDevice, const VkSemaphoreGetFdInfoKHR *, int *);
+typedef VkResult (*PFN_vkGetSemaphoreCounterValue)(VkDevice, VkSemaphore, uint64_t *);
+typedef VkResult (*PFN_vkWaitSemaphores)(VkDevice, const VkSemaphoreWaitInfo *, uint64_t);
+typedef VkResult (*PFN_vkSignalSemaphore)(VkDevice, const VkSemaphoreSignalInfo *);
 
 /* --------------------------------------------------------------------- EGL */
 

@@ -86,7 +86,12 @@ GP_API uint64_t gp_now_ns(void) {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuImportExternalMemory)             \
   X(cuExternalMemoryGetMappedBuffer) X(cuDestroyExternalMemory) X(cuGraphicsMapResources)          \
   X(cuGraphicsUnmapResources) X(cuGraphicsSubResourceGetMappedArray)                               \
-  X(cuGraphicsUnregisterResource)
+  X(cuGraphicsUnregisterResource) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)      \
+  X(cuStreamQuery)                                                                                 \
+  X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuImportExternalSemaphore) \
+  X(cuWaitExternalSemaphoresAsync) X(cuSignalExternalSemaphoresAsync)                              \
+  X(cuDestroyExternalSemaphore) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuMemcpyDtoHAsync)       \
+  X(cuMemcpyHtoDAsync)
 #define GP_CU_DECL(f) static __typeof__(&f) p_##f;
 GP_CU_FNS(GP_CU_DECL)
 #undef GP_CU_DECL
@@ -594,6 +599,15 @@ static VkPhysicalDeviceMemoryProperties g_memprops;
 static VkPhysicalDeviceProperties2 g_props;
 static VkPhysicalDeviceIDProperties g_idprops;
 static int g_has_dma_buf;
+/* Semaphores (the sync checks): what the device was created with, or why not. */
+static int g_vk_api_1_2, g_has_sem_fd, g_has_timeline;
+static char g_sync_note[512];
+GP_VK_DECL(vkGetPhysicalDeviceFeatures2)
+GP_VK_DECL(vkGetPhysicalDeviceExternalSemaphoreProperties)
+#define GP_VK_SYNC_FNS(X)                                                                         \
+  X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkGetSemaphoreFdKHR) X(vkGetSemaphoreCounterValue)  \
+  X(vkWaitSemaphores) X(vkSignalSemaphore)
+GP_VK_SYNC_FNS(GP_VK_DECL)
 
 typedef struct {
   VkBuffer buffer;
@@ -635,8 +649,14 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   vk_gipa = (PFN_vkGetInstanceProcAddr)dlsym(g_vk_lib, "vkGetInstanceProcAddr");
   if (!vk_gipa) return fail(-1, "libvulkan.so.1 lacks vkGetInstanceProcAddr");
   PFN_vkCreateInstance create = (PFN_vkCreateInstance)vk_gipa(NULL, "vkCreateInstance");
+  /* Vulkan 1.2 where the loader has it: timeline semaphores are core there. */
+  PFN_vkEnumerateInstanceVersion inst_version =
+      (PFN_vkEnumerateInstanceVersion)vk_gipa(NULL, "vkEnumerateInstanceVersion");
+  uint32_t loader_version = VK_API_VERSION_1_1;
+  if (inst_version && inst_version(&loader_version) != VK_SUCCESS) loader_version = VK_API_VERSION_1_1;
+  g_vk_api_1_2 = loader_version >= VK_API_VERSION_1_2;
   VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "gpures-gpu-probe", 1,
-                           "gpures", 1, VK_API_VERSION_1_1};
+                           "gpures", 1, g_vk_api_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1};
   VkInstanceCreateInfo ici;
   memset(&ici, 0, sizeof ici);
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
@@ -683,9 +703,11 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
   if (!exts) return fail(-5, "out of host memory");
   vk_vkEnumerateDeviceExtensionProperties(g_phys, NULL, &next, exts);
-  int has_fd = 0;
+  int has_fd = 0, has_timeline_ext = 0;
   for (uint32_t i = 0; i < next; i++) {
     if (!strcmp(exts[i].extensionName, "VK_KHR_external_memory_fd")) has_fd = 1;
+    if (!strcmp(exts[i].extensionName, "VK_KHR_external_semaphore_fd")) g_has_sem_fd = 1;
+    if (!strcmp(exts[i].extensionName, "VK_KHR_timeline_semaphore")) has_timeline_ext = 1;
     if (!strcmp(exts[i].extensionName, "VK_EXT_external_memory_dma_buf")) g_has_dma_buf = 1;
   }
   free(exts);
@@ -705,19 +727,53 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   qci.queueFamilyIndex = g_queue_family;
   qci.queueCount = 1;
   qci.pQueuePriorities = &prio;
-  const char *ext_names[] = {"VK_KHR_external_memory_fd"};
+  /* The semaphore extensions and the timeline feature, where the device has them. */
+  const char *ext_names[3] = {"VK_KHR_external_memory_fd"};
+  uint32_t n_ext = 1;
+  if (g_has_sem_fd) ext_names[n_ext++] = "VK_KHR_external_semaphore_fd";
+  if (has_timeline_ext) ext_names[n_ext++] = "VK_KHR_timeline_semaphore";
+  vk_vkGetPhysicalDeviceFeatures2 =
+      (PFN_vkGetPhysicalDeviceFeatures2)vk_gipa(g_instance, "vkGetPhysicalDeviceFeatures2");
+  vk_vkGetPhysicalDeviceExternalSemaphoreProperties =
+      (PFN_vkGetPhysicalDeviceExternalSemaphoreProperties)vk_gipa(
+          g_instance, "vkGetPhysicalDeviceExternalSemaphoreProperties");
+  VkPhysicalDeviceTimelineSemaphoreFeatures tl;
+  memset(&tl, 0, sizeof tl);
+  tl.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+  if (vk_vkGetPhysicalDeviceFeatures2 && (g_vk_api_1_2 || has_timeline_ext)) {
+    VkPhysicalDeviceFeatures2 f2;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &tl;
+    vk_vkGetPhysicalDeviceFeatures2(g_phys, &f2);
+    tl.pNext = NULL;
+  }
+  g_has_timeline = tl.timelineSemaphore == VK_TRUE;
   VkDeviceCreateInfo dci;
   memset(&dci, 0, sizeof dci);
   dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.pNext = g_has_timeline ? &tl : NULL;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  dci.enabledExtensionCount = 1;
+  dci.enabledExtensionCount = n_ext;
   dci.ppEnabledExtensionNames = ext_names;
   VK(vk_vkCreateDevice(g_phys, &dci, NULL, &g_device));
 #define GP_VK_LOAD_D(f) GP_FN_LOAD(vk, f, vk_vkGetDeviceProcAddr(g_device, #f), "Vulkan device lacks %s")
   GP_VK_DEVICE_FNS(GP_VK_LOAD_D)
 #undef GP_VK_LOAD_D
   vk_vkGetDeviceQueue(g_device, g_queue_family, 0, &g_queue);
+  /* The sync checks' entry points: optional, a missing one skips those checks with its name. */
+  g_sync_note[0] = 0;
+#define GP_VK_LOAD_SYNC(f)                                                                        \
+  vk_##f = (PFN_##f)vk_vkGetDeviceProcAddr(g_device, #f);                                         \
+  if (!vk_##f) vk_##f = (PFN_##f)vk_vkGetDeviceProcAddr(g_device, #f "KHR");                      \
+  if (!vk_##f && !g_sync_note[0]) snprintf(g_sync_note, sizeof g_sync_note, "the device has no %s", #f);
+  GP_VK_SYNC_FNS(GP_VK_LOAD_SYNC)
+#undef GP_VK_LOAD_SYNC
+  if (!g_has_sem_fd)
+    snprintf(g_sync_note, sizeof g_sync_note, "the Vulkan device lacks VK_KHR_external_semaphore_fd");
+  else if (!g_has_timeline)
+    snprintf(g_sync_note, sizeof g_sync_note, "the Vulkan device has no timelineSemaphore feature");
   VkCommandPoolCreateInfo pci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, g_queue_family};
   VK(vk_vkCreateCommandPool(g_device, &pci, NULL, &g_pool));
@@ -1229,7 +1285,10 @@ GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint3
 
 /* ================================================================ shutdown */
 
+static void sync_close(void);
+
 GP_API int gp_close_all(void) {
+  sync_close();
   if (g_glctx) {
     gl_eglMakeCurrent(g_dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     gl_eglDestroyContext(g_dpy, g_glctx);
@@ -1259,4 +1318,602 @@ GP_API int gp_close_all(void) {
     g_counter = 0;
   }
   return 0;
+}
+
+/* ============================================================ SyncPoints */
+/*
+** The sync checks (issue 16): a Vulkan timeline semaphore exported as an
+** opaque fd and imported by CUDA (cuImportExternalSemaphore), hand-offs in
+** both directions with only the semaphore between the APIs, CUDA events, and
+** a binary semaphore exported as a sync fd (a kernel sync_file). The gpures
+** handles are made by the tests (gpu_test.ts); the probe makes and drives the
+** GPU objects, and calls gpures's C API itself (gp_gpures_*: the library the
+** tests loaded, opened again by path) where C timings or the event queue
+** are the point.
+**
+** Vulkan work here is submitted without waiting: one command buffer of its
+** own, reused only after the queue went idle (each function starts so).
+*/
+
+static CUstream g_stream;
+static VkCommandBuffer g_sync_cmd;
+static gp_vk_buffer g_sync_src;  /* device-local, the new frame's pattern */
+static gp_vk_buffer g_sync_read; /* host-visible, what Vulkan copied back */
+static void *g_sync_pinned;      /* page-locked host memory CUDA copies into */
+static size_t g_sync_pinned_size;
+static CUdeviceptr g_sync_scratch; /* memset target that keeps a stream busy */
+static size_t g_sync_scratch_size;
+static uint64_t *g_sync_counter_host; /* pinned: the check kernel's count */
+
+/* Why the semaphore checks cannot run here ("" when they can). */
+GP_API const char *gp_sync_note(void) {
+  if (!g_device) return "Vulkan is not open";
+  return g_sync_note;
+}
+
+static int sync_ready(void) {
+  if (!g_device) return fail(-4, "Vulkan is not open");
+  if (!g_sync_cmd) {
+    VkCommandBufferAllocateInfo cai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, g_pool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    VK(vk_vkAllocateCommandBuffers(g_device, &cai, &g_sync_cmd));
+  }
+  return 0;
+}
+
+/* sync_ready, plus the CUDA side: the probe's stream and pinned counter. */
+static int sync_ready_cuda(void) {
+  int rc = sync_ready();
+  if (rc) return rc;
+  if (g_sync_note[0]) return fail(-3, "%s", g_sync_note);
+  if (!g_ctx) return fail(-4, "CUDA is not open");
+  if (!g_stream) CU(p_cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING));
+  if (!g_sync_counter_host) {
+    void *p = NULL;
+    CU(p_cuMemAllocHost(&p, 64));
+    g_sync_counter_host = p;
+  }
+  return 0;
+}
+
+static int ensure_pinned(size_t n) {
+  if (g_sync_pinned && g_sync_pinned_size >= n) return 0;
+  if (g_sync_pinned) p_cuMemFreeHost(g_sync_pinned);
+  g_sync_pinned = NULL;
+  g_sync_pinned_size = 0;
+  CU(p_cuMemAllocHost(&g_sync_pinned, n));
+  g_sync_pinned_size = n;
+  return 0;
+}
+
+static int ensure_sync_buffer(gp_vk_buffer *b, VkDeviceSize n, int host) {
+  if (b->buffer && b->size >= n) return 0;
+  if (b->buffer) free_buffer(b);
+  uint32_t type;
+  VkDeviceSize alloc;
+  const VkFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  return host ? make_buffer(b, n, 0, hv, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &type, &alloc)
+              : make_buffer(b, n, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0, &type, &alloc);
+}
+
+/*
+** Semaphore support as the physical device reports it for `handle_type`
+** (VkExternalSemaphoreHandleTypeFlagBits: 1 opaque fd, 16 sync fd) and
+** timeline (1) or binary (0): out [0] compatibleHandleTypes, [1]
+** externalSemaphoreFeatures (1 exportable, 2 importable), [2]
+** exportFromImportedHandleTypes.
+*/
+GP_API int gp_vk_semaphore_props(uint32_t handle_type, uint32_t timeline, uint32_t *out) {
+  if (!g_device) return fail(-4, "Vulkan is not open");
+  if (!vk_vkGetPhysicalDeviceExternalSemaphoreProperties)
+    return fail(-3, "Vulkan lacks vkGetPhysicalDeviceExternalSemaphoreProperties");
+  VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
+                                    VK_SEMAPHORE_TYPE_TIMELINE, 0};
+  VkPhysicalDeviceExternalSemaphoreInfo info = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO, timeline ? &type : NULL,
+      handle_type};
+  VkExternalSemaphoreProperties props;
+  memset(&props, 0, sizeof props);
+  props.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+  vk_vkGetPhysicalDeviceExternalSemaphoreProperties(g_phys, &info, &props);
+  out[0] = props.compatibleHandleTypes;
+  out[1] = props.externalSemaphoreFeatures;
+  out[2] = props.exportFromImportedHandleTypes;
+  return 0;
+}
+
+/*
+** A VkSemaphore: timeline (starting at `initial`) or binary, exportable as
+** `handle_types` (0: not exportable). *out_sem gets it.
+*/
+GP_API int gp_vk_semaphore_create(uint32_t timeline, uint32_t handle_types, uint64_t initial,
+                                  uint64_t *out_sem) {
+  int rc = sync_ready();
+  if (rc) return rc;
+  if (timeline && !g_has_timeline) return fail(-3, "the Vulkan device has no timelineSemaphore feature");
+  if (handle_types && !g_has_sem_fd)
+    return fail(-3, "the Vulkan device lacks VK_KHR_external_semaphore_fd");
+  VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
+                                    VK_SEMAPHORE_TYPE_TIMELINE, initial};
+  VkExportSemaphoreCreateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                     timeline ? &type : NULL, handle_types};
+  VkSemaphoreCreateInfo ci = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                              handle_types ? (const void *)&exp
+                                           : (timeline ? (const void *)&type : NULL),
+                              0};
+  VkSemaphore sem = 0;
+  VK(vk_vkCreateSemaphore(g_device, &ci, NULL, &sem));
+  *out_sem = sem;
+  return 0;
+}
+
+/*
+** vkGetSemaphoreFdKHR: the semaphore as an fd of `handle_type` (1 opaque fd,
+** 16 sync fd); the caller owns it. A sync fd export needs the semaphore's
+** signal operation submitted, and may give -1 when it already completed.
+*/
+GP_API int gp_vk_semaphore_export(uint64_t sem, uint32_t handle_type, int32_t *out_fd) {
+  if (!g_device) return fail(-4, "Vulkan is not open");
+  if (!vk_vkGetSemaphoreFdKHR) return fail(-3, "the Vulkan device has no vkGetSemaphoreFdKHR");
+  VkSemaphoreGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, NULL,
+                                (VkSemaphore)sem, handle_type};
+  int fd = -1;
+  VK(vk_vkGetSemaphoreFdKHR(g_device, &gi, &fd));
+  *out_fd = fd;
+  return 0;
+}
+
+/* vkGetSemaphoreCounterValue of a timeline. */
+GP_API int gp_vk_semaphore_value(uint64_t sem, uint64_t *out) {
+  if (!g_device || !vk_vkGetSemaphoreCounterValue) return fail(-4, "Vulkan semaphores are not open");
+  VK(vk_vkGetSemaphoreCounterValue(g_device, (VkSemaphore)sem, out));
+  return 0;
+}
+
+/* Waits for the queue, then destroys the semaphore. */
+GP_API int gp_vk_semaphore_destroy(uint64_t sem) {
+  if (!g_device || !vk_vkDestroySemaphore) return fail(-4, "Vulkan semaphores are not open");
+  vk_vkQueueWaitIdle(g_queue);
+  vk_vkDestroySemaphore(g_device, (VkSemaphore)sem, NULL);
+  return 0;
+}
+
+/*
+** cuImportExternalSemaphore of an fd (timeline: TIMELINE_SEMAPHORE_FD, else
+** OPAQUE_FD). CUDA owns the fd once the import succeeds; on failure the
+** probe closes it. *out_ext gets the CUexternalSemaphore.
+*/
+GP_API int gp_cu_semaphore_import(int fd, uint32_t timeline, uint64_t *out_ext) {
+  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC hd;
+  memset(&hd, 0, sizeof hd);
+  hd.type = timeline ? CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
+                     : CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  hd.handle.fd = fd;
+  CUexternalSemaphore ext = NULL;
+  CUresult r = p_cuImportExternalSemaphore(&ext, &hd);
+  if (r != CUDA_SUCCESS) {
+    close(fd);
+    return fail(-(int)r - 1000, "cuImportExternalSemaphore(%s): %s",
+                timeline ? "TIMELINE_SEMAPHORE_FD" : "OPAQUE_FD", cu_name(r));
+  }
+  *out_ext = (uint64_t)(uintptr_t)ext;
+  return 0;
+}
+
+GP_API int gp_cu_semaphore_destroy(uint64_t ext) {
+  if (g_stream) p_cuStreamSynchronize(g_stream);
+  CU(p_cuDestroyExternalSemaphore((CUexternalSemaphore)(uintptr_t)ext));
+  return 0;
+}
+
+/* The new frame's bytes in device-local Vulkan memory (copied there once, waited for). */
+GP_API int gp_sync_source(uint64_t n, uint32_t seed) {
+  int rc = sync_ready();
+  if (rc) return rc;
+  if ((rc = ensure_sync_buffer(&g_sync_src, n, 0)) != 0) return rc;
+  if ((rc = ensure_staging(n)) != 0) return rc;
+  uint8_t *p = g_staging.mapped;
+  for (uint64_t i = 0; i < n; i++) p[i] = gp_pattern_byte(i, seed);
+  return vk_copy(g_staging.buffer, g_sync_src.buffer, n);
+}
+
+static int cu_fill_on_stream(uint64_t ptr, uint64_t n, uint32_t seed) {
+  if (g_fill_bytes) {
+    CUdeviceptr p = ptr;
+    unsigned long long nn = n;
+    void *args[] = {&p, &nn, &seed};
+    CU(p_cuLaunchKernel(g_fill_bytes, grid_for(n), 1, 1, 256, 1, 1, 0, g_stream, args, NULL));
+    return 0;
+  }
+  int rc = ensure_pinned((size_t)n);
+  if (rc) return rc;
+  uint8_t *h = g_sync_pinned;
+  for (uint64_t i = 0; i < n; i++) h[i] = gp_pattern_byte(i, seed);
+  CU(p_cuMemcpyHtoDAsync((CUdeviceptr)ptr, h, (size_t)n, g_stream));
+  return 0;
+}
+
+/* Starts g_sync_cmd once the queue is idle (its last use is then finished). */
+static int begin_sync_commands(void) {
+  VK(vk_vkQueueWaitIdle(g_queue));
+  VK(vk_vkResetCommandBuffer(g_sync_cmd, 0));
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  VK(vk_vkBeginCommandBuffer(g_sync_cmd, &bi));
+  return 0;
+}
+
+static void transfer_barrier(VkFlags src_access, VkFlags dst_access, VkFlags src_stage,
+                             VkFlags dst_stage) {
+  VkMemoryBarrier b = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, src_access, dst_access};
+  vk_vkCmdPipelineBarrier(g_sync_cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+/* Submits g_sync_cmd, waiting on (wait_sem, wait_value) when wait_sem, signalling (sig_sem, sig_value). */
+static int submit_sync(VkSemaphore wait_sem, uint64_t wait_value, VkSemaphore sig_sem,
+                       uint64_t sig_value, int timeline) {
+  VK(vk_vkEndCommandBuffer(g_sync_cmd));
+  VkFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkTimelineSemaphoreSubmitInfo ts = {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL,
+                                      wait_sem ? 1u : 0u, &wait_value, sig_sem ? 1u : 0u,
+                                      &sig_value};
+  VkSubmitInfo si;
+  memset(&si, 0, sizeof si);
+  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  si.pNext = timeline ? &ts : NULL;
+  si.waitSemaphoreCount = wait_sem ? 1 : 0;
+  si.pWaitSemaphores = &wait_sem;
+  si.pWaitDstStageMask = &stage;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &g_sync_cmd;
+  si.signalSemaphoreCount = sig_sem ? 1 : 0;
+  si.pSignalSemaphores = &sig_sem;
+  VK(vk_vkQueueSubmit(g_queue, 1, &si, 0));
+  return 0;
+}
+
+/*
+** Vulkan -> CUDA with only the semaphore between them. CUDA first writes
+** `old_seed` into the imported frame (cu_ptr) and finishes. Then Vulkan copies
+** the new frame (gp_sync_source) into slot `slot`'s buffer `repeats` times
+** (more work: a later finish) in one submission that signals the timeline
+** `sem` to `value`; right after vkQueueSubmit returns, the CUDA stream (when
+** `wait`) waits on the imported semaphore `cu_sem` for `value`
+** (cuWaitExternalSemaphoresAsync), then a kernel counts the bytes unlike the
+** new frame and cuMemcpyDtoHAsync copies them to pinned memory. The host
+** waits for nothing but the CUDA stream (cuStreamSynchronize), and then for
+** the queue before returning.
+** out: [0] mismatches CUDA's kernel counted (UINT64_MAX without kernels),
+** [1] mismatches in the bytes CUDA copied out, [2] ns from vkQueueSubmit to
+** the CUDA stream done, [3] the timeline's value when every CUDA call had
+** been queued (below `value`: Vulkan had not finished yet), [4] ns the CUDA
+** calls took to queue, [5] the timeline's value at the end.
+*/
+GP_API int gp_sync_vk_to_cuda(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t old_seed,
+                              uint32_t seed, uint64_t sem, uint64_t cu_sem, uint64_t value,
+                              uint32_t wait, uint32_t repeats, uint64_t *out) {
+  int rc = sync_ready_cuda();
+  if (rc) return rc;
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+  if (!g_sync_src.buffer || g_sync_src.size < n) return fail(-9, "gp_sync_source was not called");
+  if ((rc = ensure_pinned((size_t)n)) != 0) return rc;
+  /* The old frame, written and finished by CUDA. */
+  if ((rc = cu_fill_on_stream(cu_ptr, n, old_seed)) != 0) return rc;
+  CU(p_cuStreamSynchronize(g_stream));
+  memset(g_sync_pinned, 0, (size_t)n);
+
+  if ((rc = begin_sync_commands()) != 0) return rc;
+  VkBufferCopy region = {0, 0, n};
+  for (uint32_t i = 0; i < (repeats ? repeats : 1); i++) {
+    if (i) transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    vk_vkCmdCopyBuffer(g_sync_cmd, g_sync_src.buffer, g_slots[slot].buffer, 1, &region);
+  }
+  uint64_t t0 = gp_now_ns();
+  if ((rc = submit_sync(0, 0, (VkSemaphore)sem, value, 1)) != 0) return rc;
+
+  CUexternalSemaphore ext = (CUexternalSemaphore)(uintptr_t)cu_sem;
+  if (wait) {
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp;
+    memset(&wp, 0, sizeof wp);
+    wp.params.fence.value = value;
+    CU(p_cuWaitExternalSemaphoresAsync(&ext, &wp, 1, g_stream));
+  }
+  out[0] = UINT64_MAX;
+  if (g_check_bytes) {
+    CU(p_cuMemsetD8Async(g_counter, 0, 8, g_stream));
+    CUdeviceptr p = cu_ptr, c = g_counter;
+    unsigned long long nn = n;
+    void *args[] = {&p, &nn, &seed, &c};
+    CU(p_cuLaunchKernel(g_check_bytes, grid_for(n), 1, 1, 256, 1, 1, 0, g_stream, args, NULL));
+    CU(p_cuMemcpyDtoHAsync(g_sync_counter_host, g_counter, 8, g_stream));
+  }
+  CU(p_cuMemcpyDtoHAsync(g_sync_pinned, (CUdeviceptr)cu_ptr, (size_t)n, g_stream));
+  uint64_t t_queued = gp_now_ns();
+  uint64_t at_queue = 0;
+  VK(vk_vkGetSemaphoreCounterValue(g_device, (VkSemaphore)sem, &at_queue));
+  CU(p_cuStreamSynchronize(g_stream));
+  uint64_t t1 = gp_now_ns();
+  VK(vk_vkQueueWaitIdle(g_queue));
+  uint64_t at_end = 0;
+  VK(vk_vkGetSemaphoreCounterValue(g_device, (VkSemaphore)sem, &at_end));
+  if (g_check_bytes) out[0] = *g_sync_counter_host;
+  out[1] = count_bytes(g_sync_pinned, n, seed);
+  out[2] = t1 - t0;
+  out[3] = at_queue;
+  out[4] = t_queued - t0;
+  out[5] = at_end;
+  return 0;
+}
+
+/*
+** CUDA -> Vulkan with only the semaphore between them: a CUDA kernel writes
+** `seed` into the imported frame (cu_ptr), then the stream signals `cu_sem` to
+** `cu_value` (cuSignalExternalSemaphoresAsync); one Vulkan submission waits
+** on the timeline `sem` for `cu_value`, copies slot `slot`'s buffer into a
+** host-visible buffer and signals `vk_value`. Nothing here waits: the caller
+** waits on `vk_value` (through gpures) and then calls gp_sync_read_check.
+** out: [0] the timeline's value right after the submission, [1] ns the calls
+** took, [2] 1 when the CUDA stream had not finished when they returned.
+*/
+GP_API int gp_sync_cuda_to_vk(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t seed,
+                              uint64_t sem, uint64_t cu_sem, uint64_t cu_value, uint64_t vk_value,
+                              uint64_t *out) {
+  int rc = sync_ready_cuda();
+  if (rc) return rc;
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+  if ((rc = ensure_sync_buffer(&g_sync_read, n, 1)) != 0) return rc;
+  CU(p_cuStreamSynchronize(g_stream));
+  VK(vk_vkQueueWaitIdle(g_queue));
+  memset(g_sync_read.mapped, 0, (size_t)n);
+  /* Make the cleared bytes the device's before the copy overwrites them. */
+  if ((rc = gp_vk_host_flush()) != 0) return rc;
+
+  uint64_t t0 = gp_now_ns();
+  if ((rc = cu_fill_on_stream(cu_ptr, n, seed)) != 0) return rc;
+  CUexternalSemaphore ext = (CUexternalSemaphore)(uintptr_t)cu_sem;
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp;
+  memset(&sp, 0, sizeof sp);
+  sp.params.fence.value = cu_value;
+  CU(p_cuSignalExternalSemaphoresAsync(&ext, &sp, 1, g_stream));
+
+  if ((rc = begin_sync_commands()) != 0) return rc;
+  VkBufferCopy region = {0, 0, n};
+  vk_vkCmdCopyBuffer(g_sync_cmd, g_slots[slot].buffer, g_sync_read.buffer, 1, &region);
+  transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT);
+  if ((rc = submit_sync((VkSemaphore)sem, cu_value, (VkSemaphore)sem, vk_value, 1)) != 0) return rc;
+  uint64_t t1 = gp_now_ns();
+  uint64_t now = 0;
+  VK(vk_vkGetSemaphoreCounterValue(g_device, (VkSemaphore)sem, &now));
+  out[0] = now;
+  out[1] = t1 - t0;
+  out[2] = p_cuStreamQuery(g_stream) == CUDA_ERROR_NOT_READY;
+  return 0;
+}
+
+/* The host counts the bytes Vulkan copied back (gp_sync_cuda_to_vk) that are unlike the pattern. */
+GP_API int gp_sync_read_check(uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
+  if (!g_sync_read.buffer || g_sync_read.size < n) return fail(-9, "nothing was read back");
+  *out_mismatches = count_bytes(g_sync_read.mapped, n, seed);
+  return 0;
+}
+
+/*
+** A CUevent recorded after `passes` cuMemsetD32Async of `bytes` bytes on the
+** probe's stream (work that takes a while). out: [0] CUevent, [1] CUcontext,
+** [2] CUdevice ordinal, [3] cuEventQuery right after recording (0 reached,
+** 600 not ready), [4] ns the calls took.
+*/
+GP_API int gp_cu_event_after_work(uint64_t bytes, uint32_t passes, uint64_t *out) {
+  if (!g_ctx) return fail(-4, "CUDA is not open");
+  if (!g_stream) CU(p_cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING));
+  if (g_sync_scratch_size < bytes) {
+    if (g_sync_scratch) p_cuMemFree(g_sync_scratch);
+    g_sync_scratch = 0;
+    g_sync_scratch_size = 0;
+    CU(p_cuMemAlloc(&g_sync_scratch, (size_t)bytes));
+    g_sync_scratch_size = (size_t)bytes;
+  }
+  CUevent ev = NULL;
+  CU(p_cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+  uint64_t t0 = gp_now_ns();
+  for (uint32_t i = 0; i < passes; i++)
+    CU(p_cuMemsetD32Async(g_sync_scratch, 0x01010101u * (i + 1), (size_t)(bytes / 4), g_stream));
+  CU(p_cuEventRecord(ev, g_stream));
+  uint64_t t1 = gp_now_ns();
+  out[0] = (uint64_t)(uintptr_t)ev;
+  out[1] = (uint64_t)(uintptr_t)g_ctx;
+  out[2] = (uint64_t)g_dev;
+  out[3] = (uint64_t)p_cuEventQuery(ev);
+  out[4] = t1 - t0;
+  return 0;
+}
+
+/* cuEventQuery: 0 reached, 600 not ready, else the error. */
+GP_API int gp_cu_event_query(uint64_t ev) { return (int)p_cuEventQuery((CUevent)(uintptr_t)ev); }
+
+GP_API int gp_cu_event_destroy(uint64_t ev) {
+  CU(p_cuEventDestroy((CUevent)(uintptr_t)ev));
+  return 0;
+}
+
+/*
+** A binary semaphore exportable as a sync fd, signalled by a submission
+** that first copies slot `slot`'s buffer into the new frame's source buffer
+** `repeats` times (so the signal is still pending at export), then exported
+** with vkGetSemaphoreFdKHR(SYNC_FD): a kernel sync_file. out: [0] the fd (the
+** caller owns it; -1 when the driver says the signal had already completed),
+** [1] the semaphore (destroy it with gp_vk_semaphore_destroy), [2] ns from
+** vkQueueSubmit to the export's return.
+*/
+GP_API int gp_vk_sync_fd_export(uint32_t slot, uint64_t n, uint32_t repeats, int64_t *out) {
+  int rc = sync_ready();
+  if (rc) return rc;
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+  if (!g_sync_src.buffer || g_sync_src.size < n) return fail(-9, "gp_sync_source was not called");
+  uint64_t sem = 0;
+  if ((rc = gp_vk_semaphore_create(0, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT, 0, &sem)) != 0)
+    return rc;
+  if ((rc = begin_sync_commands()) != 0) goto fail_sem;
+  VkBufferCopy region = {0, 0, n};
+  for (uint32_t i = 0; i < (repeats ? repeats : 1); i++) {
+    if (i) transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    vk_vkCmdCopyBuffer(g_sync_cmd, g_sync_src.buffer, g_slots[slot].buffer, 1, &region);
+  }
+  uint64_t t0 = gp_now_ns();
+  if ((rc = submit_sync(0, 0, (VkSemaphore)sem, 0, 0)) != 0) goto fail_sem;
+  int32_t fd = -1;
+  if ((rc = gp_vk_semaphore_export(sem, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT, &fd)) != 0)
+    goto fail_sem;
+  out[0] = fd;
+  out[1] = (int64_t)sem;
+  out[2] = (int64_t)(gp_now_ns() - t0);
+  return 0;
+fail_sem:
+  vk_vkQueueWaitIdle(g_queue);
+  vk_vkDestroySemaphore(g_device, (VkSemaphore)sem, NULL);
+  return rc;
+}
+
+/* Waits until the Vulkan queue is idle (vkQueueWaitIdle). */
+GP_API int gp_vk_queue_idle(void) {
+  if (!g_device) return fail(-4, "Vulkan is not open");
+  VK(vk_vkQueueWaitIdle(g_queue));
+  return 0;
+}
+
+/* ------------------------------------------------- gpures's C API, directly */
+
+#include "gpures.h"
+
+static void *g_gpures_lib;
+#define GP_GPURES_FNS(X)                                                                          \
+  X(gpures_sync_wait) X(gpures_sync_poll) X(gpures_sync_wait_async) X(gpures_event_queue_open)     \
+  X(gpures_event_queue_close) X(gpures_event_queue_wait) X(gpures_event_queue_poll)                \
+  X(gpures_vk_semaphore_fd_create) X(gpures_clone) X(gpures_release) X(gpures_last_error)
+#define GP_GPURES_DECL(f) static __typeof__(&f) g_##f;
+GP_GPURES_FNS(GP_GPURES_DECL)
+#undef GP_GPURES_DECL
+
+/*
+** Opens the gpures library the tests loaded (the same file: dlopen gives the
+** same instance, so handles made from Deno are valid here).
+*/
+GP_API int gp_gpures_open(const char *path) {
+  if (g_gpures_lib) return 0;
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fail(-1, "%s could not be opened: %s", path, dlerror());
+#define GP_GPURES_LOAD(f)                                                                         \
+  g_##f = (__typeof__(g_##f))dlsym(lib, #f);                                                      \
+  if (!g_##f) return fail(-3, "%s lacks %s", path, #f);
+  GP_GPURES_FNS(GP_GPURES_LOAD)
+#undef GP_GPURES_LOAD
+  g_gpures_lib = lib;
+  return 0;
+}
+
+#define GPURES_CALL(call)                                                                         \
+  do {                                                                                            \
+    int s_ = (call);                                                                              \
+    if (s_ != GPURES_OK) return fail(-3000 - s_, "%s: status %d: %s", #call, s_, g_gpures_last_error()); \
+  } while (0)
+
+/*
+** gpures_sync_wait_async on a new event queue, then gpures_event_queue_wait
+** and gpures_event_queue_poll for its one event. out: [0] event type
+** (GPURES_EVENT_SYNC_DONE = 3), [1] its status, [2] 1 when its token is the
+** wait's, [3] ns from the async wait's start to the event's arrival, [4]
+** events polled, [5] gpures_sync_poll's answer just before the wait.
+*/
+GP_API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out) {
+  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+  uint32_t reached = 0;
+  GPURES_CALL(g_gpures_sync_poll(sync, &reached));
+  uint32_t queue = 0;
+  GPURES_CALL(g_gpures_event_queue_open(&queue));
+  const uint64_t token = 0x5eed0000u + (sync & 0xffff);
+  uint64_t t0 = gp_now_ns();
+  int s = g_gpures_sync_wait_async(sync, timeout_ns, queue, token);
+  if (s != GPURES_OK) {
+    g_gpures_event_queue_close(queue);
+    return fail(-3000 - s, "gpures_sync_wait_async: status %d: %s", s, g_gpures_last_error());
+  }
+  uint32_t pending = 0;
+  int32_t wait_ms = timeout_ns < 0 ? 10000 : (int32_t)(timeout_ns / 1000000 + 1000);
+  s = g_gpures_event_queue_wait(queue, wait_ms, &pending);
+  uint64_t t1 = gp_now_ns();
+  gpures_event ev[4];
+  memset(ev, 0, sizeof ev);
+  uint32_t count = 0;
+  if (s == GPURES_OK) s = g_gpures_event_queue_poll(queue, ev, 4, &count);
+  g_gpures_event_queue_close(queue);
+  if (s != GPURES_OK) return fail(-3000 - s, "gpures_event_queue_*: status %d", s);
+  out[0] = count ? ev[0].type : 0;
+  out[1] = count ? ev[0].status : 0;
+  out[2] = count && ev[0].token == token;
+  out[3] = t1 - t0;
+  out[4] = count;
+  out[5] = reached;
+  return 0;
+}
+
+/*
+** The per-frame semaphore hand-off in gpures terms, from C, means in ns over
+** `iters`: out [0] gpures_vk_semaphore_fd_create over `fd` (duplicated,
+** opaqueFd timeline, value i) + gpures_clone + 2 x gpures_release; [1]
+** gpures_sync_poll on `vk_sem` (a VkSemaphore handle); [2] gpures_sync_wait
+** with timeout 0 on it (reached).
+*/
+GP_API int gp_gpures_bench(int fd, uint64_t vk_sem, uint32_t iters, double *out) {
+  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+  uint64_t t0 = gp_now_ns();
+  for (uint32_t i = 0; i < iters; i++) {
+    gpures_vk_semaphore_fd_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.fd = fd;
+    d.handle_type = 1;    /* opaqueFd */
+    d.semaphore_type = 1; /* timeline */
+    d.value = i + 1;
+    gpures_handle h = 0;
+    GPURES_CALL(g_gpures_vk_semaphore_fd_create(&d, NULL, &h));
+    GPURES_CALL(g_gpures_clone(h));
+    GPURES_CALL(g_gpures_release(h));
+    GPURES_CALL(g_gpures_release(h));
+  }
+  uint64_t t1 = gp_now_ns();
+  uint32_t reached = 0;
+  for (uint32_t i = 0; i < iters; i++) GPURES_CALL(g_gpures_sync_poll(vk_sem, &reached));
+  uint64_t t2 = gp_now_ns();
+  for (uint32_t i = 0; i < iters; i++) GPURES_CALL(g_gpures_sync_wait(vk_sem, 0));
+  uint64_t t3 = gp_now_ns();
+  out[0] = (double)(t1 - t0) / iters;
+  out[1] = (double)(t2 - t1) / iters;
+  out[2] = (double)(t3 - t2) / iters;
+  return 0;
+}
+
+static void sync_close(void) {
+  if (g_stream) {
+    p_cuStreamSynchronize(g_stream);
+    p_cuStreamDestroy(g_stream);
+    g_stream = NULL;
+  }
+  if (g_sync_pinned) p_cuMemFreeHost(g_sync_pinned);
+  g_sync_pinned = NULL;
+  g_sync_pinned_size = 0;
+  if (g_sync_counter_host) p_cuMemFreeHost(g_sync_counter_host);
+  g_sync_counter_host = NULL;
+  if (g_sync_scratch) p_cuMemFree(g_sync_scratch);
+  g_sync_scratch = 0;
+  g_sync_scratch_size = 0;
+  if (g_device) {
+    vk_vkQueueWaitIdle(g_queue);
+    if (g_sync_src.buffer) free_buffer(&g_sync_src);
+    if (g_sync_read.buffer) free_buffer(&g_sync_read);
+    g_sync_cmd = NULL; /* freed with the pool */
+  }
 }

@@ -3,22 +3,33 @@
 // GL texture read by CUDA through interop. The objects come from the GPU
 // probe (gpu_probe.c), which tests/gpu/run.sh builds on a machine with an
 // NVIDIA GPU. Anywhere else every test is ignored, with the reason printed.
+// The "sync:" tests are issue 16's GPU proof: a Vulkan timeline semaphore
+// exported as an opaque fd and imported by CUDA, hand-offs at 4K with only
+// the semaphore between the APIs (both ways), CUDA event SyncPoints, and a
+// semaphore exported as a sync fd (a kernel sync_file).
 //
 //   deno test --allow-ffi --allow-read --allow-env tests/gpu/gpu_test.ts
 
 import assert from "node:assert/strict";
 import {
+  CpuFence,
   CudaBufferHandle,
+  CudaContextEvent,
+  CudaEvent,
   CudaPtr2D,
   CudaSurface,
   GlTextureHandle,
+  GpuResourceError,
   liveHandles,
   load,
   PixelFormat,
   ReleasedError,
+  SyncFile,
   VkBufferHandle,
   VkImage,
   VkOpaqueFd,
+  VkSemaphore,
+  VkSemaphoreFd,
 } from "../../mod.ts";
 import {
   type CudaInfo,
@@ -33,9 +44,10 @@ import {
 
 const opened = openProbe();
 let cudaSkip = opened.reason;
+let gpuresPath = "";
 if (!cudaSkip) {
   try {
-    load();
+    gpuresPath = load().path;
   } catch (e) {
     cudaSkip = `the gpures library did not load: ${(e as Error).message}`;
     opened.probe!.close();
@@ -50,6 +62,31 @@ let vk: ReturnType<Probe["vkInfo"]> | undefined;
 if (!vkSkip) {
   if (probe.vkOpen(cuda.uuid) === 0) vk = probe.vkInfo();
   else vkSkip = `no usable Vulkan device: ${probe.lastError()}`;
+}
+
+// The sync checks: the timeline semaphore exported as an opaque fd (and CUDA's
+// import of it), and a binary one exported as a sync fd; the probe's own
+// gpures calls (event queue, C timings) need the library the tests loaded.
+const OPAQUE_FD = 1, SYNC_FD = 16;
+let syncSkip = vkSkip;
+if (!syncSkip) {
+  const note = probe.syncNote();
+  if (note) syncSkip = `Vulkan semaphores are unavailable: ${note}`;
+  else if (!probe.vkSemaphoreProps(OPAQUE_FD, true).exportable) {
+    syncSkip = "the driver cannot export a timeline semaphore as an opaque fd";
+  }
+}
+let syncFdSkip = syncSkip;
+if (!syncFdSkip) {
+  const p = probe.vkSemaphoreProps(SYNC_FD, false);
+  if (!p.exportable) {
+    syncFdSkip = `the driver cannot export a binary semaphore as a sync fd ` +
+      `(compatible handle types 0x${p.compatible.toString(16)})`;
+  }
+}
+let gpuresCSkip = cudaSkip;
+if (!gpuresCSkip && probe.gpuresOpen(gpuresPath) !== 0) {
+  gpuresCSkip = `the probe could not open gpures at ${gpuresPath}: ${probe.lastError()}`;
 }
 
 const GL_TEXTURE_2D = 0x0de1;
@@ -100,6 +137,9 @@ if (cudaSkip) {
     console.log(`gpu: GL ${gl.renderer}, EGL device's CUDA ordinal ${gl.cudaOrdinal}`);
   } else console.log(`gpu: GL checks skipped: ${glSkip}`);
   if (interopSkip && !glSkip) console.log(`gpu: CUDA-GL interop check skipped: ${interopSkip}`);
+  if (syncSkip && !vkSkip) console.log(`gpu: Vulkan semaphore checks skipped: ${syncSkip}`);
+  else if (syncFdSkip && !vkSkip) console.log(`gpu: sync fd check skipped: ${syncFdSkip}`);
+  if (gpuresCSkip) console.log(`gpu: the probe's own gpures calls skipped: ${gpuresCSkip}`);
 }
 
 const MiB = 1 << 20;
@@ -620,6 +660,526 @@ Deno.test({
       assert.equal(probe.glTextureCheck(name, width, height, 0x73), 0n);
     } finally {
       probe.glTextureDelete(name);
+    }
+    noLeaks(before);
+  },
+});
+
+// -------------------------------------------------------------- SyncPoints
+
+const FRAME_4K = 3840 * 2160 * 4; // 33177600 bytes of RGBA
+const NEW_FRAME = 0x5e1f;
+
+/**
+ * A Vulkan timeline semaphore exported as an opaque fd: the fd adopted by a
+ * VkSemaphoreFd (opaqueFd, timeline), the semaphore named by a VkSemaphore
+ * with its VkDevice (host waits), and CUDA's import of a dupFd() of it.
+ */
+interface Timeline {
+  semaphore: bigint;
+  point: VkSemaphoreFd;
+  cuSemaphore: bigint;
+  close(): void;
+}
+
+function openTimeline(): Timeline {
+  const semaphore = probe.vkSemaphoreCreate(true, OPAQUE_FD, 0n);
+  let point: VkSemaphoreFd | undefined;
+  try {
+    const fd = probe.vkSemaphoreExport(semaphore, OPAQUE_FD);
+    point = VkSemaphoreFd.create({
+      fd,
+      handleType: "opaqueFd",
+      semaphoreType: "timeline",
+      value: 1n,
+      deviceUuid: vk!.uuid,
+    }, { takeOwnership: true });
+    // CUDA consumes the fd it imports: it gets its own, from gpures.
+    const cuSemaphore = probe.cuSemaphoreImport(point.dupFd(), true);
+    const p = point;
+    return {
+      semaphore,
+      point: p,
+      cuSemaphore,
+      close() {
+        probe.cuSemaphoreDestroy(cuSemaphore);
+        p.release();
+        probe.vkSemaphoreDestroy(semaphore);
+      },
+    };
+  } catch (e) {
+    point?.release();
+    probe.vkSemaphoreDestroy(semaphore);
+    throw e;
+  }
+}
+
+/** A host-side point on the timeline: gpures waits through vkWaitSemaphores on `vk.device`. */
+function hostPoint(semaphore: bigint, value: bigint): VkSemaphore {
+  return VkSemaphore.create({
+    semaphore,
+    device: vk!.device,
+    semaphoreType: "timeline",
+    value,
+    deviceUuid: vk!.uuid,
+  });
+}
+
+/** A 4K frame in device-local Vulkan memory, exported (VkOpaqueFd) and imported by CUDA. */
+interface SharedFrame {
+  slot: number;
+  handle: VkOpaqueFd;
+  ptr: bigint;
+  close(): void;
+}
+
+function openFrame(bytes: number): SharedFrame {
+  const ex = probe.vkExport(bytes, "device", true);
+  let handle: VkOpaqueFd | undefined;
+  try {
+    handle = VkOpaqueFd.create({
+      fd: ex.fd,
+      size: ex.allocationSize,
+      memoryTypeIndex: ex.memoryTypeIndex,
+      offset: 0,
+      dedicated: ex.dedicated,
+      width: 3840,
+      height: 2160,
+      format: "RgbaU8",
+      deviceUuid: vk!.uuid,
+    }, { takeOwnership: true });
+    const d = handle.describe();
+    const imported = probe.cuImportFd(handle.dupFd(), d.size, d.dedicated, d.offset, bytes);
+    const h = handle;
+    return {
+      slot: ex.slot,
+      handle: h,
+      ptr: imported.ptr,
+      close() {
+        probe.cuUnimport(imported.ext, imported.ptr);
+        h.release();
+        probe.vkFree(ex.slot);
+      },
+    };
+  } catch (e) {
+    handle?.release();
+    probe.vkFree(ex.slot);
+    throw e;
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+};
+const us = (ns: number) => (ns / 1e3).toFixed(1);
+
+Deno.test({
+  name: "sync: Vulkan timeline semaphore → CUDA wait at 4K, no host wait",
+  ignore: !!syncSkip,
+  fn() {
+    const before = liveHandles();
+    const tl = openTimeline();
+    const frame = openFrame(FRAME_4K);
+    try {
+      const d = tl.point.describe();
+      assert.equal(d.kind, "VkSemaphoreFd");
+      assert.equal(d.handleType, "opaqueFd");
+      assert.equal(d.semaphoreType, "timeline");
+      assert.equal(d.value, 1n);
+      assert.ok(same(d.deviceUuid, cuda.uuid));
+      const id = probe.fdIdentity(d.fd);
+      console.log(
+        `  timeline semaphore exported as fd ${d.fd} (${id.link}); CUDA imported a dupFd()`,
+      );
+      probe.syncSource(FRAME_4K, NEW_FRAME);
+
+      // Each frame: the producer's point (its submission signals `value`) travels
+      // with the frame as its acquire fence; the consumer reads the value from
+      // it and its CUDA stream waits for it (cuWaitExternalSemaphoresAsync).
+      const frames = 8;
+      let value = 0n;
+      let notDoneWhenQueued = 0;
+      const rounds: number[] = [];
+      for (let i = 0; i < frames; i++) {
+        value++;
+        {
+          using point = VkSemaphoreFd.create({
+            fd: d.fd,
+            handleType: "opaqueFd",
+            semaphoreType: "timeline",
+            value,
+            deviceUuid: vk!.uuid,
+          });
+          frame.handle.setFences({ acquire: point });
+        }
+        const acquire = frame.handle.fences.acquire!;
+        const want = (acquire.describe() as { value: bigint }).value;
+        acquire.release();
+        assert.equal(want, value, "the acquire fence carries the producer's point");
+        const r = probe.syncVkToCuda({
+          slot: frame.slot,
+          ptr: frame.ptr,
+          n: FRAME_4K,
+          oldSeed: 0x1000 + i,
+          seed: NEW_FRAME,
+          semaphore: tl.semaphore,
+          cuSemaphore: tl.cuSemaphore,
+          value: want,
+          wait: true,
+          repeats: 16,
+        });
+        frame.handle.setFences({});
+        if (r.kernelMismatches !== null) {
+          assert.equal(
+            r.kernelMismatches,
+            0n,
+            `frame ${i}: CUDA's kernel saw Vulkan's final bytes`,
+          );
+        }
+        assert.equal(r.copiedMismatches, 0n, `frame ${i}: CUDA copied Vulkan's final bytes out`);
+        assert.ok(r.valueAtEnd >= value);
+        if (r.valueWhenQueued < value) notDoneWhenQueued++;
+        rounds.push(r.roundTripNs);
+      }
+      // The host reads the frame through CUDA at the end: the final bytes.
+      assert.equal(probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME), 0n);
+      assert.ok(
+        probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME + 1) > 0n,
+        "the check sees a wrong pattern",
+      );
+      {
+        using reached = hostPoint(tl.semaphore, value);
+        assert.ok(reached.signaled, "gpures's VkSemaphore sees the timeline at the last point");
+      }
+      console.log(
+        `  with the wait: ${frames} frames of 16 Vulkan copies of ${FRAME_4K} bytes, CUDA read ` +
+          `0 stale bytes in each; Vulkan had not finished when every CUDA call was queued in ` +
+          `${notDoneWhenQueued} of ${frames} frames; submit → CUDA done median ${
+            us(median(rounds))
+          } µs`,
+      );
+
+      // Without the wait, CUDA's read launched at once may see the old frame.
+      const stale: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        value++;
+        const r = probe.syncVkToCuda({
+          slot: frame.slot,
+          ptr: frame.ptr,
+          n: FRAME_4K,
+          oldSeed: 0x1100 + i,
+          seed: NEW_FRAME,
+          semaphore: tl.semaphore,
+          cuSemaphore: tl.cuSemaphore,
+          value,
+          wait: false,
+          repeats: 16,
+        });
+        stale.push(`${r.kernelMismatches ?? "-"}/${r.copiedMismatches}`);
+      }
+      console.log(
+        `  without the wait (timing-dependent, not asserted): stale bytes seen by CUDA's ` +
+          `kernel/copy per frame: ${stale.join(", ")} of ${FRAME_4K}`,
+      );
+      assert.equal(
+        probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME),
+        0n,
+        "final bytes once Vulkan is done",
+      );
+    } finally {
+      frame.close();
+      tl.close();
+    }
+    noLeaks(before);
+  },
+});
+
+Deno.test({
+  name: "sync: CUDA → Vulkan timeline semaphore at 4K, host waits through gpures (VkSemaphore)",
+  ignore: !!syncSkip,
+  async fn() {
+    const before = liveHandles();
+    const tl = openTimeline();
+    const frame = openFrame(FRAME_4K);
+    try {
+      let value = 0n;
+      const lines: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const cuValue = ++value, vkValue = ++value;
+        const seed = 0x2000 + i;
+        // CUDA writes then signals cuValue; Vulkan waits for it, copies, signals vkValue.
+        const r = probe.syncCudaToVk({
+          slot: frame.slot,
+          ptr: frame.ptr,
+          n: FRAME_4K,
+          seed,
+          semaphore: tl.semaphore,
+          cuSemaphore: tl.cuSemaphore,
+          cuValue,
+          vkValue,
+        });
+        using done = hostPoint(tl.semaphore, vkValue);
+        const early = done.signaled;
+        const t0 = performance.now();
+        // Blocking (gpures_sync_wait) and async (the waiter thread) in turn.
+        if (i % 2 === 0) done.wait(10_000);
+        else await done.waitAsync({ timeout: 10_000 });
+        const ms = performance.now() - t0;
+        assert.ok(done.signaled);
+        assert.equal(
+          probe.syncReadCheck(FRAME_4K, seed),
+          0n,
+          `frame ${i}: Vulkan copied CUDA's bytes`,
+        );
+        if (i === 0) {
+          assert.ok(
+            probe.syncReadCheck(FRAME_4K, seed ^ 0x5a) > 0n, // low bits: the pattern hides bits 8 and up of a seed
+            "the check sees a wrong pattern",
+          );
+        }
+        lines.push(
+          `${i % 2 ? "waitAsync" : "wait"}: reached at once ${early}, value after submit ` +
+            `${r.valueAfterSubmit}, CUDA busy at return ${r.cudaBusyAtReturn}, ${
+              (ms * 1e3).toFixed(0)
+            } µs`,
+        );
+      }
+      console.log(`  6 frames, 0 wrong bytes each; per frame: ${lines.join("; ")}`);
+      // A point past the timeline times out (and never hangs).
+      using ahead = hostPoint(tl.semaphore, value + 100n);
+      assert.ok(!ahead.signaled);
+      assert.throws(() => ahead.wait(5), GpuResourceError);
+    } finally {
+      frame.close();
+      tl.close();
+    }
+    noLeaks(before);
+  },
+});
+
+Deno.test({
+  name: "sync: CUDA events as CudaEvent and CudaContextEvent: poll, wait, waitAsync, event queue",
+  ignore: !!cudaSkip,
+  async fn() {
+    const before = liveHandles();
+    const bytes = 1 << 30, passes = 8; // 8 GiB of memsets ahead of the event
+    const lines: string[] = [];
+    {
+      const e = probe.cuEventAfterWork(bytes, passes);
+      try {
+        using ev = CudaEvent.create({ event: e.event, value: 1n, deviceUuid: cuda.uuid });
+        using cev = CudaContextEvent.create({
+          event: e.event,
+          context: e.context,
+          device: e.device,
+          deviceUuid: cuda.uuid,
+        });
+        const d = cev.describe();
+        assert.equal(d.event, e.event);
+        assert.equal(d.context, e.context);
+        const early = ev.signaled, earlyCtx = cev.signaled;
+        const t0 = performance.now();
+        cev.wait(10_000);
+        const ms = performance.now() - t0;
+        assert.ok(cev.signaled);
+        assert.ok(ev.signaled);
+        assert.equal(probe.cuEventQuery(e.event), 0, "cuEventQuery agrees: reached");
+        lines.push(
+          `cuEventQuery at record ${e.queryAtRecord}; poll right after recording: CudaEvent ` +
+            `${early}, CudaContextEvent ${earlyCtx}; CudaContextEvent.wait ${ms.toFixed(2)} ms`,
+        );
+      } finally {
+        probe.cuEventDestroy(e.event);
+      }
+    }
+    {
+      const e = probe.cuEventAfterWork(bytes, passes);
+      try {
+        using ev = CudaEvent.create({ event: e.event, deviceUuid: cuda.uuid });
+        const early = ev.signaled;
+        const t0 = performance.now();
+        ev.wait(10_000);
+        lines.push(
+          `CudaEvent (no context).wait: early ${early}, ${(performance.now() - t0).toFixed(2)} ms`,
+        );
+        assert.ok(ev.signaled);
+      } finally {
+        probe.cuEventDestroy(e.event);
+      }
+    }
+    for (const withContext of [false, true]) {
+      const e = probe.cuEventAfterWork(bytes, passes);
+      try {
+        using ev = withContext
+          ? CudaContextEvent.create({ event: e.event, context: e.context, device: e.device })
+          : CudaEvent.create({ event: e.event });
+        const early = ev.signaled;
+        const t0 = performance.now();
+        await ev.waitAsync({ timeout: 10_000 });
+        const ms = performance.now() - t0;
+        assert.ok(ev.signaled);
+        lines.push(`${ev.kind}.waitAsync (waiter thread): early ${early}, ${ms.toFixed(2)} ms`);
+      } finally {
+        probe.cuEventDestroy(e.event);
+      }
+    }
+    if (!gpuresCSkip) {
+      // From C: gpures_sync_wait_async on an event queue, then event_queue_wait and poll.
+      const e = probe.cuEventAfterWork(bytes, passes);
+      try {
+        using ev = CudaEvent.create({ event: e.event, deviceUuid: cuda.uuid });
+        const r = probe.gpuresAsyncWait(ev.unsafeHandle, 10_000_000_000n);
+        assert.equal(r.events, 1, "one event");
+        assert.equal(r.type, 3, "GPURES_EVENT_SYNC_DONE");
+        assert.equal(r.status, 0, "status OK");
+        assert.ok(r.tokenMatches, "with the wait's token");
+        assert.ok(ev.signaled);
+        lines.push(
+          `C: gpures_sync_wait_async + event queue: SYNC_DONE/OK after ${us(r.ns)} µs ` +
+            `(reached before the wait: ${r.reachedBefore})`,
+        );
+      } finally {
+        probe.cuEventDestroy(e.event);
+      }
+    } else {
+      lines.push(`C event-queue wait skipped: ${gpuresCSkip}`);
+    }
+    console.log(`  ${lines.join("\n  ")}`);
+    noLeaks(before);
+  },
+});
+
+Deno.test({
+  name:
+    "sync: binary semaphore exported as a sync fd is a kernel sync_file (SyncFile, VkSemaphoreFd syncFd)",
+  ignore: !!syncFdSkip,
+  async fn() {
+    const before = liveHandles();
+    const ex = probe.vkExport(FRAME_4K, "device", true);
+    probe.fdClose(ex.fd); // the copies need the buffer only
+    try {
+      probe.syncSource(FRAME_4K, 0x3000);
+      for (const mode of ["wait", "waitAsync"] as const) {
+        // The signal is still pending at export: 32 copies of 33 MB run first.
+        const x = probe.vkSyncFdExport(ex.slot, FRAME_4K, 32);
+        try {
+          if (x.fd < 0) {
+            console.log(
+              `  ${mode}: the driver exported -1 (signal already complete): nothing to wrap`,
+            );
+            continue;
+          }
+          const id = probe.fdIdentity(x.fd);
+          using sf = SyncFile.create({ fd: x.fd }, { takeOwnership: true });
+          // The same fence as a Vulkan semaphore fd (syncFd is binary, no value): validated as a sync_file too.
+          using vsf = VkSemaphoreFd.create({
+            fd: sf.describe().fd,
+            handleType: "syncFd",
+            semaphoreType: "binary",
+            value: 0n,
+          });
+          const early = sf.signaled;
+          const t0 = performance.now();
+          if (mode === "wait") sf.wait(10_000);
+          else await sf.waitAsync({ timeout: 10_000 });
+          const ms = performance.now() - t0;
+          assert.ok(sf.signaled);
+          vsf.wait(1_000);
+          assert.ok(vsf.signaled);
+          console.log(
+            `  ${mode}: sync fd ${id.link}, exported ${us(x.ns)} µs after submit; reached at ` +
+              `once ${early}; SyncFile.${mode} ${ms.toFixed(2)} ms; VkSemaphoreFd(syncFd) reached`,
+          );
+        } finally {
+          probe.vkSemaphoreDestroy(x.semaphore);
+        }
+      }
+      // An eventfd is no sync_file: SyncFile refuses it, naming the fd.
+      using cpu = CpuFence.create();
+      const efd = cpu.dupFd();
+      try {
+        assert.throws(
+          () => SyncFile.create({ fd: efd }),
+          (e: unknown) => e instanceof GpuResourceError && /eventfd/.test((e as Error).message),
+        );
+      } finally {
+        probe.fdClose(efd);
+      }
+    } finally {
+      probe.vkFree(ex.slot);
+    }
+    noLeaks(before);
+  },
+});
+
+Deno.test({
+  name: "sync: per-frame semaphore hand-off in gpures terms vs the Vulkan → CUDA round trip (4K)",
+  ignore: !!syncSkip,
+  fn() {
+    const before = liveHandles();
+    const tl = openTimeline();
+    const frame = openFrame(FRAME_4K);
+    try {
+      probe.syncSource(FRAME_4K, NEW_FRAME);
+      // The round trip: Vulkan copies the frame once and signals; CUDA waits and reads it.
+      const rounds: number[] = [];
+      let value = 0n;
+      for (let i = 0; i < 40; i++) {
+        value++;
+        const r = probe.syncVkToCuda({
+          slot: frame.slot,
+          ptr: frame.ptr,
+          n: FRAME_4K,
+          oldSeed: 0x4000 + i,
+          seed: NEW_FRAME,
+          semaphore: tl.semaphore,
+          cuSemaphore: tl.cuSemaphore,
+          value,
+          wait: true,
+          repeats: 1,
+        });
+        assert.equal(r.copiedMismatches, 0n);
+        if (i >= 5) rounds.push(r.roundTripNs);
+      }
+      const fd = tl.point.describe().fd;
+      using reached = hostPoint(tl.semaphore, value);
+      // From Deno: a VkSemaphoreFd per frame (dup of the producer's fd), cloned
+      // for the consumer, both released; and the host's poll of the timeline.
+      const iters = 2000;
+      let t0 = performance.now();
+      for (let i = 0; i < iters; i++) {
+        const p = VkSemaphoreFd.create({
+          fd,
+          handleType: "opaqueFd",
+          semaphoreType: "timeline",
+          value: BigInt(i + 1),
+        });
+        const c = p.clone();
+        c.release();
+        p.release();
+      }
+      const denoHandoff = ((performance.now() - t0) / iters) * 1e3;
+      t0 = performance.now();
+      for (let i = 0; i < iters; i++) if (!reached.signaled) throw new Error("not reached");
+      const denoPoll = ((performance.now() - t0) / iters) * 1e3;
+      let c = "";
+      if (!gpuresCSkip) {
+        const b = probe.gpuresBench(fd, reached.unsafeHandle, 20_000);
+        c = `; from C: hand-off ${us(b.semaphoreFdHandoff)} µs, gpures_sync_poll ` +
+          `${us(b.poll)} µs, gpures_sync_wait(0) on a reached point ${us(b.waitReached)} µs`;
+      }
+      const rt = median(rounds) / 1e3;
+      console.log(
+        `  Vulkan → CUDA round trip (one 4K copy, signal, CUDA wait + check + copy out, ` +
+          `host waits for CUDA only): median ${rt.toFixed(1)} µs of ${rounds.length}; ` +
+          `gpures per frame from Deno: VkSemaphoreFd create+clone+2 releases ` +
+          `${denoHandoff.toFixed(2)} µs (${(rt / denoHandoff).toFixed(0)}x less), ` +
+          `VkSemaphore.signaled ${denoPoll.toFixed(2)} µs${c}`,
+      );
+    } finally {
+      frame.close();
+      tl.close();
     }
     noLeaks(before);
   },

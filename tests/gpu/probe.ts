@@ -59,6 +59,32 @@ export const symbols = {
     parameters: ["u32", "u32", "u32", "u32", "u32", "u32", "buffer"],
     result: "i32",
   },
+  gp_sync_note: { parameters: [], result: "pointer" },
+  gp_vk_semaphore_props: { parameters: ["u32", "u32", "buffer"], result: "i32" },
+  gp_vk_semaphore_create: { parameters: ["u32", "u32", "u64", "buffer"], result: "i32" },
+  gp_vk_semaphore_export: { parameters: ["u64", "u32", "buffer"], result: "i32" },
+  gp_vk_semaphore_value: { parameters: ["u64", "buffer"], result: "i32" },
+  gp_vk_semaphore_destroy: { parameters: ["u64"], result: "i32" },
+  gp_cu_semaphore_import: { parameters: ["i32", "u32", "buffer"], result: "i32" },
+  gp_cu_semaphore_destroy: { parameters: ["u64"], result: "i32" },
+  gp_sync_source: { parameters: ["u64", "u32"], result: "i32" },
+  gp_sync_vk_to_cuda: {
+    parameters: ["u32", "u64", "u64", "u32", "u32", "u64", "u64", "u64", "u32", "u32", "buffer"],
+    result: "i32",
+  },
+  gp_sync_cuda_to_vk: {
+    parameters: ["u32", "u64", "u64", "u32", "u64", "u64", "u64", "u64", "buffer"],
+    result: "i32",
+  },
+  gp_sync_read_check: { parameters: ["u64", "u32", "buffer"], result: "i32" },
+  gp_cu_event_after_work: { parameters: ["u64", "u32", "buffer"], result: "i32" },
+  gp_cu_event_query: { parameters: ["u64"], result: "i32" },
+  gp_cu_event_destroy: { parameters: ["u64"], result: "i32" },
+  gp_vk_sync_fd_export: { parameters: ["u32", "u64", "u32", "buffer"], result: "i32" },
+  gp_vk_queue_idle: { parameters: [], result: "i32" },
+  gp_gpures_open: { parameters: ["buffer"], result: "i32" },
+  gp_gpures_async_wait: { parameters: ["u64", "i64", "buffer"], result: "i32" },
+  gp_gpures_bench: { parameters: ["i32", "u64", "u32", "buffer"], result: "i32" },
   gp_close_all: { parameters: [], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
@@ -531,6 +557,260 @@ export class Probe {
       this.#s.gp_cu_gl_access(name, target, width, height, seed, write ? 1 : 0, out),
     );
     return out[0];
+  }
+
+  // ------------------------------------------------------------- SyncPoints
+
+  /** Why the semaphore checks cannot run on this Vulkan device ("" when they can). */
+  syncNote(): string {
+    return cstr0(this.#s.gp_sync_note());
+  }
+
+  /**
+   * vkGetPhysicalDeviceExternalSemaphoreProperties for a handle type (1 opaque
+   * fd, 16 sync fd), timeline or binary.
+   */
+  vkSemaphoreProps(
+    handleType: number,
+    timeline: boolean,
+  ): { compatible: number; exportable: boolean; importable: boolean } {
+    const out = new Uint32Array(3);
+    this.#check(
+      "gp_vk_semaphore_props",
+      this.#s.gp_vk_semaphore_props(handleType, timeline ? 1 : 0, out),
+    );
+    return { compatible: out[0], exportable: (out[1] & 1) !== 0, importable: (out[1] & 2) !== 0 };
+  }
+
+  /** A VkSemaphore: timeline (from `initial`) or binary, exportable as `handleTypes` (0: not). */
+  vkSemaphoreCreate(timeline: boolean, handleTypes: number, initial = 0n): bigint {
+    const out = new BigUint64Array(1);
+    this.#check(
+      "gp_vk_semaphore_create",
+      this.#s.gp_vk_semaphore_create(timeline ? 1 : 0, handleTypes, initial, out),
+    );
+    return out[0];
+  }
+
+  /** vkGetSemaphoreFdKHR (1 opaque fd, 16 sync fd); the caller owns the fd. */
+  vkSemaphoreExport(semaphore: bigint, handleType: number): number {
+    const out = new Int32Array(1);
+    this.#check(
+      "gp_vk_semaphore_export",
+      this.#s.gp_vk_semaphore_export(semaphore, handleType, out),
+    );
+    return out[0];
+  }
+
+  /** vkGetSemaphoreCounterValue. */
+  vkSemaphoreValue(semaphore: bigint): bigint {
+    const out = new BigUint64Array(1);
+    this.#check("gp_vk_semaphore_value", this.#s.gp_vk_semaphore_value(semaphore, out));
+    return out[0];
+  }
+
+  /** Waits for the queue, then vkDestroySemaphore. */
+  vkSemaphoreDestroy(semaphore: bigint): void {
+    this.#check("gp_vk_semaphore_destroy", this.#s.gp_vk_semaphore_destroy(semaphore));
+  }
+
+  /** cuImportExternalSemaphore (TIMELINE_SEMAPHORE_FD, or OPAQUE_FD); CUDA takes the fd. */
+  cuSemaphoreImport(fd: number, timeline: boolean): bigint {
+    const out = new BigUint64Array(1);
+    this.#check(
+      "gp_cu_semaphore_import",
+      this.#s.gp_cu_semaphore_import(fd, timeline ? 1 : 0, out),
+    );
+    return out[0];
+  }
+
+  cuSemaphoreDestroy(ext: bigint): void {
+    this.#check("gp_cu_semaphore_destroy", this.#s.gp_cu_semaphore_destroy(ext));
+  }
+
+  /** The new frame's pattern in device-local Vulkan memory (the source of the hand-offs). */
+  syncSource(n: number, seed: number): void {
+    this.#check("gp_sync_source", this.#s.gp_sync_source(u64(n), seed));
+  }
+
+  /**
+   * Vulkan copies the new frame into the exported slot and signals `value`;
+   * the CUDA stream waits on the imported semaphore for it (when `wait`), then
+   * reads the frame (gp_sync_vk_to_cuda).
+   */
+  syncVkToCuda(a: {
+    slot: number;
+    ptr: bigint;
+    n: number;
+    oldSeed: number;
+    seed: number;
+    semaphore: bigint;
+    cuSemaphore: bigint;
+    value: bigint;
+    wait: boolean;
+    repeats: number;
+  }): {
+    kernelMismatches: bigint | null;
+    copiedMismatches: bigint;
+    roundTripNs: number;
+    valueWhenQueued: bigint;
+    queueNs: number;
+    valueAtEnd: bigint;
+  } {
+    const out = new BigUint64Array(6);
+    this.#check(
+      "gp_sync_vk_to_cuda",
+      this.#s.gp_sync_vk_to_cuda(
+        a.slot,
+        a.ptr,
+        u64(a.n),
+        a.oldSeed,
+        a.seed,
+        a.semaphore,
+        a.cuSemaphore,
+        a.value,
+        a.wait ? 1 : 0,
+        a.repeats,
+        out,
+      ),
+    );
+    return {
+      kernelMismatches: out[0] === 0xffffffffffffffffn ? null : out[0],
+      copiedMismatches: out[1],
+      roundTripNs: Number(out[2]),
+      valueWhenQueued: out[3],
+      queueNs: Number(out[4]),
+      valueAtEnd: out[5],
+    };
+  }
+
+  /**
+   * A CUDA kernel writes the frame and signals `cuValue`; a Vulkan submission
+   * waits for it, copies the frame to host-visible memory and signals `vkValue`.
+   * Nothing waits here (gp_sync_cuda_to_vk).
+   */
+  syncCudaToVk(a: {
+    slot: number;
+    ptr: bigint;
+    n: number;
+    seed: number;
+    semaphore: bigint;
+    cuSemaphore: bigint;
+    cuValue: bigint;
+    vkValue: bigint;
+  }): { valueAfterSubmit: bigint; callNs: number; cudaBusyAtReturn: boolean } {
+    const out = new BigUint64Array(3);
+    this.#check(
+      "gp_sync_cuda_to_vk",
+      this.#s.gp_sync_cuda_to_vk(
+        a.slot,
+        a.ptr,
+        u64(a.n),
+        a.seed,
+        a.semaphore,
+        a.cuSemaphore,
+        a.cuValue,
+        a.vkValue,
+        out,
+      ),
+    );
+    return { valueAfterSubmit: out[0], callNs: Number(out[1]), cudaBusyAtReturn: out[2] === 1n };
+  }
+
+  /** The host counts the bytes Vulkan copied back that are unlike the pattern. */
+  syncReadCheck(n: number, seed: number): bigint {
+    const out = new BigUint64Array(1);
+    this.#check("gp_sync_read_check", this.#s.gp_sync_read_check(u64(n), seed, out));
+    return out[0];
+  }
+
+  /** A CUevent recorded after `passes` memsets of `bytes` on the probe's stream. */
+  cuEventAfterWork(bytes: number, passes: number): {
+    event: bigint;
+    context: bigint;
+    device: number;
+    queryAtRecord: number;
+    queueNs: number;
+  } {
+    const out = new BigUint64Array(5);
+    this.#check(
+      "gp_cu_event_after_work",
+      this.#s.gp_cu_event_after_work(u64(bytes), passes, out),
+    );
+    return {
+      event: out[0],
+      context: out[1],
+      device: Number(out[2]),
+      queryAtRecord: Number(out[3]),
+      queueNs: Number(out[4]),
+    };
+  }
+
+  /** cuEventQuery: 0 reached, 600 not ready. */
+  cuEventQuery(event: bigint): number {
+    return this.#s.gp_cu_event_query(event);
+  }
+
+  cuEventDestroy(event: bigint): void {
+    this.#check("gp_cu_event_destroy", this.#s.gp_cu_event_destroy(event));
+  }
+
+  /**
+   * A binary semaphore signalled by a submission still running, exported as a
+   * sync fd (-1 when the driver says it had already completed); the caller owns the fd.
+   */
+  vkSyncFdExport(slot: number, n: number, repeats: number): {
+    fd: number;
+    semaphore: bigint;
+    ns: number;
+  } {
+    const out = new BigInt64Array(3);
+    this.#check("gp_vk_sync_fd_export", this.#s.gp_vk_sync_fd_export(slot, u64(n), repeats, out));
+    return { fd: Number(out[0]), semaphore: BigInt.asUintN(64, out[1]), ns: Number(out[2]) };
+  }
+
+  vkQueueIdle(): void {
+    this.#check("gp_vk_queue_idle", this.#s.gp_vk_queue_idle());
+  }
+
+  /** Opens the gpures library at `path` in the probe (the one the tests loaded); returns the probe's status. */
+  gpuresOpen(path: string): number {
+    return this.#s.gp_gpures_open(enc.encode(path + "\0"));
+  }
+
+  /**
+   * From C: gpures_sync_wait_async on a new event queue, then
+   * gpures_event_queue_wait and gpures_event_queue_poll.
+   */
+  gpuresAsyncWait(sync: bigint, timeoutNs: bigint): {
+    type: number;
+    status: number;
+    tokenMatches: boolean;
+    ns: number;
+    events: number;
+    reachedBefore: boolean;
+  } {
+    const out = new BigUint64Array(6);
+    this.#check("gp_gpures_async_wait", this.#s.gp_gpures_async_wait(sync, timeoutNs, out));
+    return {
+      type: Number(out[0]),
+      status: Number(out[1]),
+      tokenMatches: out[2] === 1n,
+      ns: Number(out[3]),
+      events: Number(out[4]),
+      reachedBefore: out[5] === 1n,
+    };
+  }
+
+  /** From C, ns per frame: VkSemaphoreFd create+clone+2 releases; sync_poll and sync_wait(0) on a VkSemaphore. */
+  gpuresBench(fd: number, vkSemaphore: bigint, iters: number): {
+    semaphoreFdHandoff: number;
+    poll: number;
+    waitReached: number;
+  } {
+    const out = new Float64Array(3);
+    this.#check("gp_gpures_bench", this.#s.gp_gpures_bench(fd, vkSemaphore, iters, out));
+    return { semaphoreFdHandoff: out[0], poll: out[1], waitReached: out[2] };
   }
 
   /** Frees everything the probe made and closes the library. */

@@ -11,7 +11,9 @@
 # /usr/local/cuda/include). nvcc, if present, builds the kernels; without it
 # the probe uploads its patterns instead. Vulkan and GL checks need
 # libvulkan.so.1 and libEGL.so.1 with NVIDIA's ICDs; without them those
-# checks are skipped with the reason. Exit status: 0 when every check passed
+# checks are skipped with the reason. The "sync:" checks (SyncPoints, issue
+# 16) also need VK_KHR_external_semaphore_fd and timeline semaphores (else
+# skipped, with the reason); the sync-fd one needs SYNC_FD semaphore export. Exit status: 0 when every check passed
 # or was skipped, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,8 +81,9 @@ if ! { cmake -S . -B "$out/gpures" -DCMAKE_BUILD_TYPE=Release -DGPURES_BUILD_TES
 fi
 export GPURES_LIB="$out/gpures/libgpures.so"
 echo "gpures: $GPURES_LIB"
+# gpures.h for the types of the few gpures calls the probe makes itself (sync checks).
 if ! gcc -std=gnu11 -O2 -Wall -Wextra -fPIC -shared -fvisibility=hidden -I"$cuda_inc" \
-  -o "$out/libgpuprobe.so" "$here/gpu_probe.c" -ldl; then
+  -I"$root/native/include" -o "$out/libgpuprobe.so" "$here/gpu_probe.c" -ldl; then
   echo "FAILED: building the GPU probe"
   exit 1
 fi

@@ -24,7 +24,8 @@ enum {
   GPURES__MSG_FRAME = 1,   /* a session's frame: descriptor and fds the first time, then neither */
   GPURES__MSG_RELEASE = 2, /* receiver to sender: frame `serial` of `buffer` was released */
   GPURES__MSG_FORGET = 3,  /* sender to receiver: `buffer` is gone, drop what was kept for it */
-  GPURES__MSG_KEEP = 4     /* receiver to sender, as it closes: it still holds frames of `buffer` */
+  GPURES__MSG_KEEP = 4,    /* receiver to sender, as it closes: it still holds frames of `buffer` */
+  GPURES__MSG_FENCE = 5    /* sender to receiver: a SyncPoint, the acquire fence of the next frame */
 };
 
 /*

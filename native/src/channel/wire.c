@@ -107,7 +107,7 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
   if (h->header_size != sizeof *h && h->header_size != GPURES__WIRE_HEADER_1_2)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "headerSize",
                         "headerSize is %u, not %zu", h->header_size, sizeof *h);
-  if (h->type > GPURES__MSG_KEEP)
+  if (h->type > GPURES__MSG_FENCE)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "type", "message type %u does not exist",
                         h->type);
   if (h->desc_size > GPURES__WIRE_MAX_DESC ||
@@ -119,7 +119,8 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "metaSize",
                         "metaSize is %u; metadata has 8 to %u bytes", h->meta_size,
                         GPURES_STRUCT_SIZE_MAX);
-  bool carries = h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FRAME;
+  bool carries = h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FRAME ||
+                 h->type == GPURES__MSG_FENCE;
   if (!carries && (h->desc_size || h->meta_size))
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
                         "a release, forget or keep message carries no descriptor or metadata");
@@ -148,7 +149,8 @@ int gpures__wire_parse(gpures__op *op, const unsigned char *buf, size_t n, uint3
   memcpy(h, buf, GPURES__WIRE_HEADER_1_2);
   if (h->header_size == sizeof *h && n >= sizeof *h) memcpy(h, buf, sizeof *h);
   int status = check_header(op, h, n);
-  if (status == GPURES_OK && (h->desc_size || h->type == GPURES__MSG_HANDLE))
+  if (status == GPURES_OK &&
+      (h->desc_size || h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FENCE))
     status = check_kind(op, h);
   if (status == GPURES_OK && !h->desc_size && nfds)
     status = gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",

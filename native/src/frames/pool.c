@@ -27,6 +27,7 @@ typedef struct pool_slot {
   int fd;             /* -1: the slot died (its buffer was retired and no new one could be made) */
   bool busy;
   uint64_t buffer_id;
+  gpures_handle fence; /* the last frame's release fence: the next frame's acquire fence (0: none) */
 } pool_slot;
 
 struct gpures_pool {
@@ -73,11 +74,27 @@ static bool finished(const gpures_pool *p) {
 }
 
 static void pool_free(gpures_pool *p) {
-  for (uint32_t i = 0; i < p->num_slots; i++)
+  for (uint32_t i = 0; i < p->num_slots; i++) {
     if (p->slots[i].fd >= 0) close(p->slots[i].fd);
+    (void)gpures_release(p->slots[i].fence);
+  }
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->freed);
   gpures__free(p);
+}
+
+/*
+** A frame's release fence, handed over just before its last release: the
+** consumer's work on the memory ends there, so the next frame of the slot
+** carries it as its acquire fence and its producer waits before writing.
+*/
+static void slot_fence(void *ctx, gpures_handle release_fence) {
+  pool_slot *ps = ctx;
+  pthread_mutex_lock(&ps->pool->mu);
+  gpures_handle old = ps->fence;
+  ps->fence = release_fence;
+  pthread_mutex_unlock(&ps->pool->mu);
+  (void)gpures_release(old);
 }
 
 /* A frame's last release. A retired buffer may still be mapped elsewhere: the slot gets a new one. */
@@ -85,10 +102,13 @@ static void slot_returned(void *ctx, bool retired) {
   pool_slot *ps = ctx;
   gpures_pool *p = ps->pool;
   uint64_t gone = 0;
+  gpures_handle stale_fence = 0;
   pthread_mutex_lock(&p->mu);
   ps->busy = false;
   p->stats.in_use--;
   if (retired || p->closed) {
+    stale_fence = ps->fence; /* new memory: no one's work on it is pending */
+    ps->fence = 0;
     gone = ps->buffer_id;
     close(ps->fd);
     ps->fd = -1;
@@ -99,6 +119,7 @@ static void slot_returned(void *ctx, bool retired) {
   bool done = finished(p);
   pthread_cond_broadcast(&p->freed);
   pthread_mutex_unlock(&p->mu);
+  (void)gpures_release(stale_fence);
   if (gone) gpures__buffer_gone(gone);
   if (done) pool_free(p);
 }
@@ -264,13 +285,22 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   pool->waiters--;
   bool done = finished(pool);
   gpures_dma_buf_handle_desc frame = pool->frame;
-  gpures__borrow borrow = {slot_returned, ps, ps ? ps->buffer_id : 0};
-  if (ps) frame.fds[0] = ps->fd;
+  gpures__borrow borrow = {slot_returned, ps, ps ? ps->buffer_id : 0, slot_fence};
+  gpures_handle fence = 0;
+  if (ps) frame.fds[0] = ps->fd, fence = ps->fence, ps->fence = 0;
   pthread_mutex_unlock(&pool->mu);
   if (done) pool_free(pool);
   if (status != GPURES_OK) return status;
   status = gpures__create_borrowing(op, GPURES_KIND_DMA_BUF_HANDLE, &frame, options, &borrow,
                                     out_frame);
+  /* The last user's release fence: wait on it (beginAccess) before writing. */
+  if (status == GPURES_OK && fence) (void)gpures_fences_set(*out_frame, fence, 0);
+  if (status != GPURES_OK && fence) { /* the slot keeps it for the next frame */
+    pthread_mutex_lock(&pool->mu);
+    ps->fence = fence, fence = 0;
+    pthread_mutex_unlock(&pool->mu);
+  }
+  (void)gpures_release(fence);
   if (status != GPURES_OK) { /* refused options: the slot goes back, no frame was handed out */
     pthread_mutex_lock(&pool->mu);
     pool->stats.acquired--;

@@ -9,10 +9,26 @@
 #include "../build_os.h"
 #include "../internal.h"
 
-/* The tables index by id - 1 and GPURES_KIND_MAX counts the rows: ids are 1 .. N in order. */
+/*
+** The tables index by id - 1 and GPURES_KIND_MAX counts the rows, so the ids
+** of both lists are 1 .. N, each once, in any order: a new kind of either
+** family takes the next id and goes at the end of its family's list. In range,
+** with the sums of 1 .. N and of their squares; test_variants.c checks every
+** row of the table names its own id.
+*/
 enum { GPURES_EVERY_KIND_LIST(GPURES__POSITION) KIND_ROWS };
-GPURES_EVERY_KIND_LIST(GPURES__IN_ORDER)
 _Static_assert((int)KIND_ROWS == (int)GPURES_KIND_MAX, "GPURES_KIND_MAX counts the kinds");
+#define IN_RANGE(id, UPPER, ...) _Static_assert(id >= 1 && id <= KIND_ROWS, #UPPER "'s id is past the last");
+GPURES_EVERY_KIND_LIST(IN_RANGE)
+#undef IN_RANGE
+#define SUM(id, ...) +(id)
+#define SQUARES(id, ...) +(id) * (id)
+_Static_assert(0 GPURES_EVERY_KIND_LIST(SUM) == KIND_ROWS * (KIND_ROWS + 1) / 2 &&
+                   0 GPURES_EVERY_KIND_LIST(SQUARES) ==
+                       KIND_ROWS * (KIND_ROWS + 1) * (2 * KIND_ROWS + 1) / 6,
+               "two kinds share an id, or an id is missing");
+#undef SUM
+#undef SQUARES
 
 uint32_t gpures_abi_version(void) { return GPURES_ABI_VERSION; }
 uint32_t gpures_build_os(void) { return GPURES__BUILD_OS; }
@@ -35,11 +51,15 @@ GPURES__HIDDEN const gpures__variant *const gpures__variants[GPURES_KIND_MAX + 1
 
 /* Field counts come from the variants, which live in other translation units. */
 static gpures_kind_info kinds[GPURES_KIND_MAX] = {
-#define KIND(id, UPPER, snake, Name, own, os) \
-  [id - 1] = {id, GPURES_##own, (os), sizeof(gpures_##snake##_desc), 0,                   \
-              id > GPURES_RESOURCE_KIND_MAX, #Name, #snake},
-  GPURES_EVERY_KIND_LIST(KIND)
+#define KIND(family, id, UPPER, snake, Name, own, os) \
+  [id - 1] = {id, GPURES_##own, (os), sizeof(gpures_##snake##_desc), 0, family, #Name, #snake},
+#define RESOURCE_KIND(...) KIND(GPURES_FAMILY_RESOURCE, __VA_ARGS__)
+#define SYNC_KIND(...) KIND(GPURES_FAMILY_SYNC, __VA_ARGS__)
+  GPURES_KIND_LIST(RESOURCE_KIND)
+  GPURES_SYNC_KIND_LIST(SYNC_KIND)
 #undef KIND
+#undef RESOURCE_KIND
+#undef SYNC_KIND
 };
 
 static void fill_field_counts(void) {

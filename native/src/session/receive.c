@@ -197,6 +197,40 @@ static int take_forget(gpures__op op, gpures_session *s, uint64_t peer_id) {
   return GPURES_OK;
 }
 
+/*
+** A FENCE message: a SyncPoint for the next frame. It is held until that
+** frame arrives; a second one replaces the first (a sender that retried a
+** frame the socket had no room for sends its fence again).
+*/
+static int take_fence(gpures__op op, gpures_session *s, const gpures__wire_header *h,
+                      unsigned char *body, gpures__datagram *d) {
+  const gpures_kind_info *info = gpures_kind_info_of(h->kind);
+  if (!info || info->family != GPURES_FAMILY_SYNC)
+    return gpures__fail(op, GPURES_E_WRONG_KIND, "kind", "a fence must be a SyncPoint, not a %s",
+                        gpures__kind_name(h->kind));
+  gpures_handle fence = 0;
+  int status = gpures__wire_decode(&op, h, body, d->fds, d->nfds, false, &fence);
+  if (status != GPURES_OK) return status;
+  d->nfds = 0; /* the fence has them */
+  pthread_mutex_lock(&s->mu);
+  gpures_handle old = s->fence;
+  s->fence = fence;
+  pthread_mutex_unlock(&s->mu);
+  (void)gpures_release(old);
+  return GPURES_OK;
+}
+
+/* The held fence, if any, becomes the received handle's acquire fence. */
+static void attach_fence(gpures_session *s, gpures_handle handle) {
+  pthread_mutex_lock(&s->mu);
+  gpures_handle fence = s->fence;
+  s->fence = 0;
+  pthread_mutex_unlock(&s->mu);
+  if (!fence) return;
+  (void)gpures_fences_set(handle, fence, 0);
+  (void)gpures_release(fence);
+}
+
 static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, uint32_t flags,
                         bool *again, gpures_handle *out) {
   gpures__wire_header h;
@@ -214,6 +248,9 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
     case GPURES__MSG_FORGET:
       *again = true;
       return take_forget(op, s, h.buffer);
+    case GPURES__MSG_FENCE:
+      *again = true;
+      return take_fence(op, s, &h, body, d);
     default:
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
                           "a release came to the receiving side of a session");
@@ -247,6 +284,7 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
       return status;
     }
     if (!again) {
+      attach_fence(s, *out_handle);
       pthread_mutex_lock(&s->mu);
       s->stats.frames++;
       pthread_mutex_unlock(&s->mu);

@@ -34,6 +34,35 @@ static int send_with_fds(gpures__op op, int fd, const gpures__wire_message *msg,
   return status;
 }
 
+/*
+** The handle's acquire fence goes first, as a FENCE message, so the frame
+** after it arrives with it. Only a point with an fd can cross; a process-local
+** one (a VkSemaphore, a CUDA event) is refused rather than dropped, since a
+** consumer that never waits would read what its producer is still writing.
+** Called holding the session's lock, so no other send comes between them.
+*/
+static int send_fence(gpures__op op, gpures_session *s, gpures_handle handle, uint32_t *out_sent) {
+  gpures_handle acquire = 0, release = 0;
+  *out_sent = 1;
+  int status = gpures_fences_get(handle, &acquire, &release);
+  (void)gpures_release(release); /* goes back with the release, not forward */
+  if (status != GPURES_OK || !acquire) return status != GPURES_OK ? gpures__refail(op, status) : GPURES_OK;
+  gpures__wire_message fence;
+  gpures__op fence_op = op;
+  status = gpures__wire_encode(&fence_op, acquire, &fence);
+  if (status != GPURES_OK) {
+    status = gpures__fail(op, GPURES_E_UNSUPPORTED, "acquire",
+                          "the acquire fence, a %s, cannot cross processes: give the frame an "
+                          "fd-backed one (SyncFile, CpuFence, VkSemaphoreFd)",
+                          gpures__kind_name(fence_op.kind));
+  } else {
+    fence.h.type = GPURES__MSG_FENCE;
+    status = send_with_fds(op, s->fd, &fence, acquire, out_sent);
+  }
+  (void)gpures_release(acquire);
+  return status;
+}
+
 /* Makes msg a FRAME of `buffer`: without descriptor and fds when the peer knows the buffer. */
 static void as_frame(gpures__wire_message *msg, uint64_t buffer, uint64_t serial, bool known) {
   msg->h.type = GPURES__MSG_FRAME;
@@ -57,7 +86,9 @@ static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
                         "the peer holds %u frames of %u buffers, the most a session tracks (or "
                         "memory ran out)", s->num_flights, s->num_known);
-  int status = gpures_clone(handle); /* the peer's reference, until its release comes back */
+  int status = send_fence(op, s, handle, out_sent);
+  if (status != GPURES_OK || !*out_sent) return status;
+  status = gpures_clone(handle); /* the peer's reference, until its release comes back */
   if (status != GPURES_OK) return gpures__refail(op, status);
   status = send_with_fds(op, s->fd, &msg, handle, out_sent);
   if (status != GPURES_OK || !*out_sent) {
@@ -103,9 +134,11 @@ int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
   if ((status = gpures__wire_encode(&op, handle, &msg)) != GPURES_OK) return status;
   if (buffer) return send_frame(op, s, handle, buffer, &msg, flags, out_sent);
   for (;;) { /* a handle without a buffer identity goes whole, as over a plain channel */
-    if ((status = send_with_fds(op, s->fd, &msg, handle, out_sent)) != GPURES_OK || *out_sent ||
-        (flags & GPURES_CHANNEL_NONBLOCK))
-      return status;
+    pthread_mutex_lock(&s->mu);
+    status = send_fence(op, s, handle, out_sent);
+    if (status == GPURES_OK && *out_sent) status = send_with_fds(op, s->fd, &msg, handle, out_sent);
+    pthread_mutex_unlock(&s->mu);
+    if (status != GPURES_OK || *out_sent || (flags & GPURES_CHANNEL_NONBLOCK)) return status;
     uint32_t ready = 0;
     if ((status = gpures_channel_wait(s->fd, GPURES_CHANNEL_WRITABLE, -1, &ready)) != GPURES_OK)
       return gpures__refail(op, status);

@@ -31,6 +31,7 @@ void gpures__session_ref(gpures_session *s) {
 void gpures__session_unref(gpures_session *s) {
   if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
   close(s->fd);
+  (void)gpures_release(s->fence); /* a fence whose frame never came */
   pthread_mutex_destroy(&s->mu);
   gpures__free(s->known);
   gpures__free(s->flights);

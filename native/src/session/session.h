@@ -59,6 +59,7 @@ struct gpures_session {
   cached_buffer **cache; uint32_t num_cache, cap_cache;     /* RECEIVE */
   pending_notice *pending; uint32_t num_pending, cap_pending; /* notices waiting for room */
   uint64_t forgotten[SESSION_MAX_FORGOTTEN]; uint32_t num_forgotten; /* RECEIVE, local ids */
+  gpures_handle fence;    /* RECEIVE: a FENCE that came, waiting for its frame (0: none) */
 };
 
 /* Counts a refused message. */

@@ -49,12 +49,19 @@ static void wake(void) {
   if (wake_fds[1] >= 0) (void)!write(wake_fds[1], "", 1);
 }
 
-/* Tells the host and lets go; called holding no lock. */
+/*
+** Lets go, then tells the host: once the host hears, the wait holds nothing
+** (its reference, its count), so a leak check right after it sees none.
+** Called holding no lock.
+*/
 static void finish(waiter *w) {
-  (void)gpures__event_post_status(w->queue, w->token, GPURES_EVENT_SYNC_DONE, w->status);
+  uint32_t queue = w->queue;
+  uint64_t token = w->token;
+  int status = w->status;
   (void)gpures_release(w->sync);
   gpures__free(w);
-  atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&pending, 1, memory_order_release);
+  (void)gpures__event_post_status(queue, token, GPURES_EVENT_SYNC_DONE, status);
 }
 
 /* Looks at one waiter; `revents` from poll for fd points. Locked. */

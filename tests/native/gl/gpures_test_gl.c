@@ -769,3 +769,86 @@ API int gpures_test_gl_fill_texture(uint64_t handle, uint32_t background, uint32
   glDeleteFramebuffers(1, &fbo);
   return rc;
 }
+
+/* ------------------------------------------------------------- sync points */
+/*
+** For tests/sync_real_test.ts: an RGBA8 texture behind a framebuffer, cleared
+** to a colour; a clear to another colour followed by glFenceSync, whose GLsync
+** the test wraps as a GlSync; glReadPixels of the framebuffer; and dropping
+** the context current on this thread (eglMakeCurrent(NO_CONTEXT)) to show a
+** wait where no context is current. gpures_test_gl_init() makes it current again.
+*/
+static GLuint g_sync_fbo, g_sync_texture;
+static uint32_t g_sync_width, g_sync_height;
+
+static void clear_to(uint32_t rgba) {
+  glBindFramebuffer(GL_FRAMEBUFFER, g_sync_fbo);
+  glViewport(0, 0, (GLsizei)g_sync_width, (GLsizei)g_sync_height);
+  glClearColor((float)(rgba & 0xff) / 255.0f, (float)((rgba >> 8) & 0xff) / 255.0f,
+               (float)((rgba >> 16) & 0xff) / 255.0f, (float)((rgba >> 24) & 0xff) / 255.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+}
+
+/* A width x height texture and framebuffer, cleared to `rgba` (bytes R,G,B,A from the low end) and finished. */
+API int gpures_test_gl_sync_begin(uint32_t width, uint32_t height, uint32_t rgba) {
+  if (g_sync_fbo) return fail("a sync framebuffer exists already");
+  glGenTextures(1, &g_sync_texture);
+  glBindTexture(GL_TEXTURE_2D, g_sync_texture);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, (GLsizei)width, (GLsizei)height);
+  glGenFramebuffers(1, &g_sync_fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, g_sync_fbo);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, g_sync_texture, 0);
+  GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  if (complete != GL_FRAMEBUFFER_COMPLETE) return fail("framebuffer incomplete: 0x%x", complete);
+  g_sync_width = width;
+  g_sync_height = height;
+  clear_to(rgba);
+  glFinish();
+  GLenum err = glGetError();
+  return err == GL_NO_ERROR ? 0 : fail("GL error 0x%x setting up the framebuffer", err);
+}
+
+/* Clears to `rgba`, then glFenceSync; the GLsync (not flushed: the waiter flushes), or NULL. */
+API void *gpures_test_gl_sync_clear_fence(uint32_t rgba) {
+  if (!g_sync_fbo) return fail("no sync framebuffer"), NULL;
+  clear_to(rgba);
+  GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  if (!sync) fail("glFenceSync failed: 0x%x", glGetError());
+  return sync;
+}
+
+/* GL_SYNC_STATUS of a sync: 1 signalled, 0 not, -1 on error. */
+API int gpures_test_gl_sync_status(void *sync) {
+  GLint status = 0;
+  glGetSynciv((GLsync)sync, GL_SYNC_STATUS, 1, NULL, &status);
+  if (glGetError() != GL_NO_ERROR) return -1;
+  return status == GL_SIGNALED;
+}
+
+API void gpures_test_gl_sync_delete(void *sync) { glDeleteSync((GLsync)sync); }
+
+/* glReadPixels of the whole framebuffer (RGBA8, rows bottom-up) into out. */
+API int gpures_test_gl_sync_read(uint8_t *out, uint64_t capacity) {
+  if (!g_sync_fbo) return fail("no sync framebuffer");
+  if (capacity < (uint64_t)g_sync_width * g_sync_height * 4) return fail("out is too small");
+  glBindFramebuffer(GL_FRAMEBUFFER, g_sync_fbo);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, (GLsizei)g_sync_width, (GLsizei)g_sync_height, GL_RGBA, GL_UNSIGNED_BYTE, out);
+  GLenum err = glGetError();
+  return err == GL_NO_ERROR ? 0 : fail("glReadPixels failed: 0x%x", err);
+}
+
+/* Deletes the framebuffer and texture. */
+API void gpures_test_gl_sync_end(void) {
+  if (g_sync_fbo) glDeleteFramebuffers(1, &g_sync_fbo);
+  if (g_sync_texture) glDeleteTextures(1, &g_sync_texture);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  g_sync_fbo = g_sync_texture = 0;
+}
+
+/* Makes no context current on this thread: 0, or -1 and why. */
+API int gpures_test_gl_release_current(void) {
+  if (!eglMakeCurrent(g_display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT))
+    return fail("eglMakeCurrent(NO_CONTEXT) failed: 0x%x", eglGetError());
+  return 0;
+}

@@ -314,3 +314,130 @@ API int gpures_test_cl_read(uint64_t handle, uint8_t *out, uint64_t capacity,
   gpures_release(handle);
   return rc;
 }
+
+/* ------------------------------------------------------------- sync points */
+/*
+** For tests/isolated/sync_opencl_test.ts: a context with two in-order queues
+** on the first device and a buffer of `size` bytes holding `old_byte`. The
+** producer (gpures_test_cl_sync_gate_fill) enqueues a clEnqueueFillBuffer on
+** queue 1 whose wait list is a user event, so nothing is written until the
+** test sets that event's status; the event of the fill is what the test wraps
+** as an OpenClEvent. gpures_test_cl_sync_read reads the buffer through queue
+** 2, which the gated fill does not hold up.
+*/
+typedef struct cl_sync {
+  cl_context context;
+  cl_command_queue producer, reader;
+  cl_mem mem;
+  size_t size;
+  cl_event gate;  /* user event, or NULL */
+  cl_event fill;  /* the gated fill's event, or NULL */
+  int gate_set;
+} cl_sync;
+
+API void gpures_test_cl_sync_close(void *ctx);
+
+API void *gpures_test_cl_sync_open(uint64_t size, uint32_t old_byte) {
+  cl_sync *s = calloc(1, sizeof *s);
+  if (!s) return fail("out of memory"), NULL;
+  s->context = gpures_test_cl_create_context();
+  if (!s->context) goto fail;
+  if (!(s->producer = gpures_test_cl_create_queue(s->context))) goto fail;
+  if (!(s->reader = gpures_test_cl_create_queue(s->context))) goto fail;
+  cl_int err = CL_SUCCESS;
+  s->mem = clCreateBuffer(s->context, CL_MEM_READ_WRITE, size, NULL, &err);
+  if (!s->mem) {
+    fail("clCreateBuffer(%llu) failed: %d", (unsigned long long)size, err);
+    goto fail;
+  }
+  s->size = size;
+  uint8_t pattern = (uint8_t)old_byte;
+  err = clEnqueueFillBuffer(s->producer, s->mem, &pattern, 1, 0, size, 0, NULL, NULL);
+  if (err == CL_SUCCESS) err = clFinish(s->producer);
+  if (err != CL_SUCCESS) {
+    fail("filling the buffer with the old byte failed: %d", err);
+    goto fail;
+  }
+  return s;
+fail:
+  gpures_test_cl_sync_close(s);
+  return NULL;
+}
+
+/*
+** Makes a user event and enqueues, behind it, a fill of the whole buffer with
+** `byte`; flushes queue 1 so the fill runs as soon as the gate opens. Returns
+** the fill's cl_event (valid until gpures_test_cl_sync_close), or NULL.
+*/
+API void *gpures_test_cl_sync_gate_fill(void *ctx, uint32_t byte) {
+  cl_sync *s = ctx;
+  if (s->gate) return fail("a gated fill is already pending"), NULL;
+  cl_int err = CL_SUCCESS;
+  s->gate = clCreateUserEvent(s->context, &err);
+  if (!s->gate) return fail("clCreateUserEvent failed: %d", err), NULL;
+  s->gate_set = 0;
+  uint8_t pattern = (uint8_t)byte;
+  err = clEnqueueFillBuffer(s->producer, s->mem, &pattern, 1, 0, s->size, 1, &s->gate, &s->fill);
+  if (err == CL_SUCCESS) err = clFlush(s->producer);
+  if (err != CL_SUCCESS) return fail("clEnqueueFillBuffer behind the user event failed: %d", err), NULL;
+  return s->fill;
+}
+
+/* The user event, for a test that waits on it directly. */
+API void *gpures_test_cl_sync_gate(void *ctx) { return ((cl_sync *)ctx)->gate; }
+
+/* clSetUserEventStatus(gate, status): CL_COMPLETE (0) lets the fill run, a negative status fails it. */
+API int gpures_test_cl_sync_open_gate(void *ctx, int32_t status) {
+  cl_sync *s = ctx;
+  if (!s->gate || s->gate_set) return fail("no gate to open");
+  cl_int err = clSetUserEventStatus(s->gate, status);
+  if (err != CL_SUCCESS) return fail("clSetUserEventStatus(%d) failed: %d", status, err);
+  s->gate_set = 1;
+  return 0;
+}
+
+/* CL_EVENT_COMMAND_EXECUTION_STATUS of the fill (CL_COMPLETE 0, negative: failed), or 1000 on error. */
+API int32_t gpures_test_cl_sync_fill_status(void *ctx) {
+  cl_int state = 1000;
+  cl_sync *s = ctx;
+  if (!s->fill ||
+      clGetEventInfo(s->fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL) !=
+          CL_SUCCESS)
+    return 1000;
+  return state;
+}
+
+/* A blocking read of the whole buffer through queue 2 (not held up by queue 1's gated fill). */
+API int gpures_test_cl_sync_read(void *ctx, uint8_t *out, uint64_t capacity) {
+  cl_sync *s = ctx;
+  if (capacity < s->size) return fail("out holds %llu bytes, the buffer %zu", (unsigned long long)capacity, s->size);
+  cl_int err = clEnqueueReadBuffer(s->reader, s->mem, CL_TRUE, 0, s->size, out, 0, NULL, NULL);
+  return err == CL_SUCCESS ? 0 : fail("clEnqueueReadBuffer (queue 2) failed: %d", err);
+}
+
+/* Fails a gate still closed (so nothing waits forever), finishes both queues, releases everything. */
+API void gpures_test_cl_sync_close(void *ctx) {
+  cl_sync *s = ctx;
+  if (!s) return;
+  if (s->gate && !s->gate_set) clSetUserEventStatus(s->gate, -1);
+  if (s->producer) clFinish(s->producer);
+  if (s->reader) clFinish(s->reader);
+  if (s->fill) clReleaseEvent(s->fill);
+  if (s->gate) clReleaseEvent(s->gate);
+  if (s->mem) clReleaseMemObject(s->mem);
+  if (s->producer) clReleaseCommandQueue(s->producer);
+  if (s->reader) clReleaseCommandQueue(s->reader);
+  if (s->context) clReleaseContext(s->context);
+  free(s);
+}
+
+/* Ends a gated fill (its events released) so another can be made on the same context. */
+API void gpures_test_cl_sync_reset(void *ctx) {
+  cl_sync *s = ctx;
+  if (s->gate && !s->gate_set) clSetUserEventStatus(s->gate, -1);
+  clFinish(s->producer);
+  if (s->fill) clReleaseEvent(s->fill);
+  if (s->gate) clReleaseEvent(s->gate);
+  s->fill = s->gate = NULL;
+  s->gate_set = 0;
+}

@@ -1373,3 +1373,259 @@ GVK_API int gvk_dma_buf_write_plane(void *ctx, uint64_t id, uint32_t plane, cons
   if (!bytes) return fail("bytes is null");
   return map_plane(c->dev[1].device, o->memory[p->object], p, (uint8_t *)bytes, 1);
 }
+
+/* ------------------------------------------------------------- sync points */
+/*
+** For tests/sync_real_test.ts: a context of its own (a Vulkan 1.2 device with
+** the timelineSemaphore feature, which devices A and B above do not enable), a
+** host-visible coherent buffer kept mapped, a timeline semaphore (starting at
+** 0) and a binary one. gvk_sync_submit_fill() submits a vkCmdFillBuffer that
+** waits on the timeline reaching `wait_value` and signals `signal_value`, so
+** the test decides when the GPU may write; the bytes are read through the
+** mapping (gvk_sync_map) with nothing between them and the GPU's writes.
+*/
+typedef struct gvk_sync {
+  VkInstance instance;
+  VkDevice device;
+  VkQueue queue;
+  VkCommandPool pool;
+  VkCommandBuffer cb;
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *map;
+  VkDeviceSize size;
+  VkSemaphore timeline, binary;
+  uint64_t highest_wait; /* the largest value a submission waits on */
+  char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+} gvk_sync;
+
+GVK_API void gvk_sync_close(void *ctx);
+
+/* Opens a sync context whose buffer holds `size` bytes of `old_byte`; NULL and gvk_last_error() if it cannot. */
+GVK_API void *gvk_sync_open(uint64_t size, uint32_t old_byte) {
+  gvk_sync *s = calloc(1, sizeof *s);
+  if (!s) return fail("out of memory"), NULL;
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "gpures-sync-test",
+                           .apiVersion = VK_API_VERSION_1_2};
+  VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                              .pApplicationInfo = &app};
+  VkResult r = vkCreateInstance(&ici, NULL, &s->instance);
+  if (r != VK_SUCCESS) {
+    s->instance = VK_NULL_HANDLE;
+    vk_fail(r, "vkCreateInstance (is mesa-vulkan-drivers installed?)");
+    goto fail;
+  }
+  VkPhysicalDevice phys[16], chosen = VK_NULL_HANDLE;
+  uint32_t n = 16;
+  if (vkEnumeratePhysicalDevices(s->instance, &n, phys) < 0) n = 0;
+  for (uint32_t i = 0; i < n && chosen == VK_NULL_HANDLE; i++) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(phys[i], &p);
+    if (p.apiVersion < VK_API_VERSION_1_2) continue;
+    VkPhysicalDeviceTimelineSemaphoreFeatures tf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &tf};
+    vkGetPhysicalDeviceFeatures2(phys[i], &f2);
+    if (!tf.timelineSemaphore) continue;
+    chosen = phys[i];
+    memcpy(s->name, p.deviceName, sizeof s->name);
+    s->name[sizeof s->name - 1] = '\0';
+  }
+  if (chosen == VK_NULL_HANDLE) {
+    fail("no Vulkan 1.2 device with timeline semaphores among %u devices", n);
+    goto fail;
+  }
+  uint32_t nf = 0, family = UINT32_MAX;
+  VkQueueFamilyProperties fam[16];
+  vkGetPhysicalDeviceQueueFamilyProperties(chosen, &nf, NULL);
+  if (nf > 16) nf = 16;
+  vkGetPhysicalDeviceQueueFamilyProperties(chosen, &nf, fam);
+  for (uint32_t i = 0; i < nf && family == UINT32_MAX; i++)
+    if (fam[i].queueCount && (fam[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT |
+                                                   VK_QUEUE_TRANSFER_BIT)))
+      family = i;
+  if (family == UINT32_MAX) {
+    fail("the Vulkan device has no queue that can transfer");
+    goto fail;
+  }
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                .queueFamilyIndex = family,
+                                .queueCount = 1,
+                                .pQueuePriorities = &priority};
+  VkPhysicalDeviceTimelineSemaphoreFeatures tf = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+      .timelineSemaphore = VK_TRUE};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                           .pNext = &tf,
+                           .queueCreateInfoCount = 1,
+                           .pQueueCreateInfos = &qi};
+  if ((r = vkCreateDevice(chosen, &di, NULL, &s->device)) != VK_SUCCESS) {
+    s->device = VK_NULL_HANDLE;
+    vk_fail(r, "vkCreateDevice (timelineSemaphore)");
+    goto fail;
+  }
+  vkGetDeviceQueue(s->device, family, 0, &s->queue);
+  VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                .queueFamilyIndex = family};
+  if ((r = vkCreateCommandPool(s->device, &pi, NULL, &s->pool)) != VK_SUCCESS) {
+    vk_fail(r, "vkCreateCommandPool");
+    goto fail;
+  }
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = s->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  if ((r = vkAllocateCommandBuffers(s->device, &ai, &s->cb)) != VK_SUCCESS) {
+    vk_fail(r, "vkAllocateCommandBuffers");
+    goto fail;
+  }
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .size = size,
+                            .usage = BUFFER_USAGE,
+                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  if ((r = vkCreateBuffer(s->device, &bci, NULL, &s->buffer)) != VK_SUCCESS) {
+    vk_fail(r, "vkCreateBuffer");
+    goto fail;
+  }
+  VkMemoryRequirements reqs;
+  vkGetBufferMemoryRequirements(s->device, s->buffer, &reqs);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(chosen, &mp);
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+    if ((reqs.memoryTypeBits & (1u << i)) &&
+        (mp.memoryTypes[i].propertyFlags & HOST_MEMORY) == HOST_MEMORY)
+      type = i;
+  if (type == UINT32_MAX) {
+    fail("no host-visible coherent memory for the buffer");
+    goto fail;
+  }
+  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                              .allocationSize = reqs.size,
+                              .memoryTypeIndex = type};
+  if ((r = vkAllocateMemory(s->device, &mai, NULL, &s->memory)) != VK_SUCCESS) {
+    vk_fail(r, "vkAllocateMemory");
+    goto fail;
+  }
+  if ((r = vkBindBufferMemory(s->device, s->buffer, s->memory, 0)) != VK_SUCCESS ||
+      (r = vkMapMemory(s->device, s->memory, 0, VK_WHOLE_SIZE, 0, &s->map)) != VK_SUCCESS) {
+    vk_fail(r, "binding or mapping the buffer");
+    goto fail;
+  }
+  s->size = size;
+  memset(s->map, (int)(old_byte & 0xff), (size_t)size);
+  VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                   .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+                                   .initialValue = 0};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+  if ((r = vkCreateSemaphore(s->device, &sci, NULL, &s->timeline)) != VK_SUCCESS) {
+    vk_fail(r, "vkCreateSemaphore (timeline)");
+    goto fail;
+  }
+  sci.pNext = NULL;
+  if ((r = vkCreateSemaphore(s->device, &sci, NULL, &s->binary)) != VK_SUCCESS) {
+    vk_fail(r, "vkCreateSemaphore (binary)");
+    goto fail;
+  }
+  return s;
+fail:
+  gvk_sync_close(s);
+  return NULL;
+}
+
+GVK_API const char *gvk_sync_device_name(void *ctx) { return ctx ? ((gvk_sync *)ctx)->name : ""; }
+GVK_API void *gvk_sync_device(void *ctx) { return ctx ? (void *)((gvk_sync *)ctx)->device : NULL; }
+GVK_API void *gvk_sync_map(void *ctx) { return ctx ? ((gvk_sync *)ctx)->map : NULL; }
+GVK_API uint64_t gvk_sync_timeline(void *ctx) {
+  return ctx ? (uint64_t)(uintptr_t)((gvk_sync *)ctx)->timeline : 0;
+}
+GVK_API uint64_t gvk_sync_binary(void *ctx) {
+  return ctx ? (uint64_t)(uintptr_t)((gvk_sync *)ctx)->binary : 0;
+}
+
+/* The timeline's counter (vkGetSemaphoreCounterValue), or UINT64_MAX on failure. */
+GVK_API uint64_t gvk_sync_counter(void *ctx) {
+  gvk_sync *s = ctx;
+  uint64_t value = 0;
+  VkResult r = vkGetSemaphoreCounterValue(s->device, s->timeline, &value);
+  if (r != VK_SUCCESS) return vk_fail(r, "vkGetSemaphoreCounterValue"), UINT64_MAX;
+  return value;
+}
+
+/* Signals the timeline to `value` from the host (vkSignalSemaphore). */
+GVK_API int gvk_sync_signal(void *ctx, uint64_t value) {
+  gvk_sync *s = ctx;
+  VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                              .semaphore = s->timeline,
+                              .value = value};
+  VkResult r = vkSignalSemaphore(s->device, &si);
+  return r == VK_SUCCESS ? 0 : vk_fail(r, "vkSignalSemaphore");
+}
+
+/*
+** Submits, without waiting for it: wait for the timeline to reach wait_value,
+** vkCmdFillBuffer(the whole buffer, fill), a transfer-to-host barrier, then
+** signal the timeline to signal_value. The bytes change only once the host
+** (or another queue) has signalled wait_value.
+*/
+GVK_API int gvk_sync_submit_fill(void *ctx, uint64_t wait_value, uint32_t fill,
+                                 uint64_t signal_value) {
+  gvk_sync *s = ctx;
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VkResult r = vkBeginCommandBuffer(s->cb, &bi);
+  if (r != VK_SUCCESS) return vk_fail(r, "vkBeginCommandBuffer");
+  vkCmdFillBuffer(s->cb, s->buffer, 0, VK_WHOLE_SIZE, fill);
+  VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                       .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                       .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(s->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                       &b, 0, NULL, 0, NULL);
+  if ((r = vkEndCommandBuffer(s->cb)) != VK_SUCCESS) return vk_fail(r, "vkEndCommandBuffer");
+  VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .waitSemaphoreValueCount = 1,
+                                      .pWaitSemaphoreValues = &wait_value,
+                                      .signalSemaphoreValueCount = 1,
+                                      .pSignalSemaphoreValues = &signal_value};
+  VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .pNext = &ti,
+                     .waitSemaphoreCount = 1,
+                     .pWaitSemaphores = &s->timeline,
+                     .pWaitDstStageMask = &stage,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &s->cb,
+                     .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &s->timeline};
+  if ((r = vkQueueSubmit(s->queue, 1, &si, VK_NULL_HANDLE)) != VK_SUCCESS)
+    return vk_fail(r, "vkQueueSubmit");
+  if (wait_value > s->highest_wait) s->highest_wait = wait_value;
+  return 0;
+}
+
+/* Releases the submission's wait if the test never did, waits for the queue, destroys everything. */
+GVK_API void gvk_sync_close(void *ctx) {
+  gvk_sync *s = ctx;
+  if (!s) return;
+  if (s->device != VK_NULL_HANDLE) {
+    if (s->timeline != VK_NULL_HANDLE) {
+      uint64_t value = 0;
+      if (vkGetSemaphoreCounterValue(s->device, s->timeline, &value) == VK_SUCCESS &&
+          value < s->highest_wait)
+        gvk_sync_signal(s, s->highest_wait);
+    }
+    vkDeviceWaitIdle(s->device);
+    if (s->timeline != VK_NULL_HANDLE) vkDestroySemaphore(s->device, s->timeline, NULL);
+    if (s->binary != VK_NULL_HANDLE) vkDestroySemaphore(s->device, s->binary, NULL);
+    if (s->buffer != VK_NULL_HANDLE) vkDestroyBuffer(s->device, s->buffer, NULL);
+    if (s->memory != VK_NULL_HANDLE) vkFreeMemory(s->device, s->memory, NULL);
+    if (s->pool != VK_NULL_HANDLE) vkDestroyCommandPool(s->device, s->pool, NULL);
+    vkDestroyDevice(s->device, NULL);
+  }
+  if (s->instance != VK_NULL_HANDLE) vkDestroyInstance(s->instance, NULL);
+  free(s);
+}

@@ -1,0 +1,372 @@
+/*
+** test_sync.c: SyncPoints (Linux).
+**
+** A CpuFence is reached when signalled, from this thread or another; blocking
+** waits time out; async waits end exactly once on the event queue (reached,
+** timed out, cancelled) and hold their own reference; a thousand idle waits
+** are all told. Fences travel with a handle (set, get, clones) and with a
+** pooled frame (a release fence becomes the slot's next acquire fence) and
+** across a session (a FENCE message leads the frame). A FENCE that is not a
+** SyncPoint is refused; points the host cannot wait on say so; a memfd has
+** no implicit fences to export.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fd_util.h"
+
+static gpures_handle fence(void) {
+  gpures_handle h = 0;
+  CHECK_OK(gpures_cpu_fence_new(&h));
+  return h;
+}
+
+static uint32_t refcount(gpures_handle h) {
+  uint32_t n = 0;
+  CHECK_OK(gpures_refcount(h, &n));
+  return n;
+}
+
+static uint32_t reached(gpures_handle h) {
+  uint32_t r = 9;
+  CHECK_OK(gpures_sync_poll(h, &r));
+  return r;
+}
+
+/* The next event of the queue, waiting up to 5 s. */
+static gpures_event next_event(uint32_t q) {
+  gpures_event e = {0, 0, 0};
+  uint32_t n = 0;
+  CHECK_OK(gpures_event_queue_wait(q, 5000, NULL));
+  CHECK_OK(gpures_event_queue_poll(q, &e, 1, &n));
+  CHECK_EQ(n, 1);
+  return e;
+}
+
+static void *signal_later(void *arg) {
+  struct timespec ts = {0, 20 * 1000000};
+  nanosleep(&ts, NULL);
+  CHECK_OK(gpures_sync_signal(*(gpures_handle *)arg));
+  return NULL;
+}
+
+/* ------------------------------------------------------------ waiting */
+
+static void a_cpu_fence_is_reached_when_signalled_and_stays_reached(void) {
+  gpures_handle f = fence();
+  CHECK_EQ(reached(f), 0);
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "", gpures_sync_wait(f, 1000000));
+  CHECK_OK(gpures_sync_signal(f));
+  CHECK_EQ(reached(f), 1);
+  CHECK_OK(gpures_sync_wait(f, 0));
+  CHECK_OK(gpures_sync_signal(f)); /* again: still reached, nothing else */
+  CHECK_OK(gpures_sync_wait(f, -1));
+  CHECK_OK(gpures_release(f));
+  CHECK_FAILS(GPURES_E_STALE, "handle", gpures_sync_wait(f, 0));
+}
+
+static void a_blocking_wait_wakes_when_another_thread_signals(void) {
+  gpures_handle f = fence();
+  pthread_t t;
+  pthread_create(&t, NULL, signal_later, &f);
+  CHECK_OK(gpures_sync_wait(f, 5000000000LL));
+  pthread_join(t, NULL);
+  CHECK_OK(gpures_release(f));
+}
+
+static void an_async_wait_is_told_once_on_its_queue(void) {
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  gpures_handle f = fence();
+  CHECK_OK(gpures_sync_wait_async(f, -1, q, 77));
+  CHECK_EQ(refcount(f), 2); /* the wait's own reference */
+  CHECK_OK(gpures_release(f)); /* the caller may let go meanwhile */
+  CHECK_EQ(gpures_sync_pending(), 1);
+  CHECK_EQ(gpures_event_queue_pending(q), 0);
+  /* Signalled behind gpures's back, through the fd the wait still holds open. */
+  gpures_handle g = fence();
+  CHECK_OK(gpures_sync_wait_async(g, 20000000, q, 78)); /* 20 ms, never signalled */
+  gpures_event e = next_event(q);
+  CHECK_EQ(e.token, 78);
+  CHECK_EQ(e.type, GPURES_EVENT_SYNC_DONE);
+  CHECK_EQ(e.status, GPURES_E_TIMED_OUT);
+  CHECK_OK(gpures_sync_cancel(q, 77));
+  e = next_event(q);
+  CHECK_EQ(e.token, 77);
+  CHECK_EQ(e.status, GPURES_E_CANCELLED);
+  CHECK_OK(gpures_sync_cancel(q, 77)); /* ended: nothing to cancel */
+  CHECK_EQ(gpures_sync_pending(), 0);
+  CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_FENCE), 1); /* g only: the wait let go of f */
+  CHECK_OK(gpures_sync_wait_async(g, -1, q, 79));
+  CHECK_OK(gpures_sync_signal(g));
+  e = next_event(q);
+  CHECK_EQ(e.token, 79);
+  CHECK_EQ(e.status, GPURES_OK);
+  CHECK_EQ(gpures_event_queue_pending(q), 0);
+  CHECK_OK(gpures_release(g));
+  CHECK_OK(gpures_event_queue_close(q));
+}
+
+static void a_thousand_idle_waits_are_each_told_when_reached(void) {
+  enum { N = 1000 };
+  static gpures_handle f[N];
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  for (uint64_t i = 0; i < N; i++) {
+    f[i] = fence();
+    CHECK_OK(gpures_sync_wait_async(f[i], -1, q, i));
+  }
+  CHECK_EQ(gpures_sync_pending(), N);
+  struct timespec idle = {0, 50 * 1000000};
+  nanosleep(&idle, NULL);
+  CHECK_EQ(gpures_event_queue_pending(q), 0); /* none ended early */
+  static bool seen[N];
+  for (uint64_t i = 0; i < N; i++) CHECK_OK(gpures_sync_signal(f[N - 1 - i]));
+  uint32_t told = 0;
+  while (told < N) {
+    gpures_event e = next_event(q);
+    if (!CHECK(e.token < N && !seen[e.token])) break;
+    seen[e.token] = true;
+    CHECK_EQ(e.status, GPURES_OK);
+    told++;
+  }
+  CHECK_EQ(told, N);
+  for (uint64_t i = 0; i < N; i++) CHECK_OK(gpures_release(f[i]));
+  CHECK_EQ(gpures_sync_pending(), 0);
+  CHECK_OK(gpures_event_queue_close(q));
+}
+
+static void points_the_host_cannot_wait_on_say_so(void) {
+  gpures_vk_semaphore_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.semaphore = 5;
+  d.semaphore_type = 0; /* binary */
+  gpures_handle h = 0;
+  CHECK_OK(gpures_vk_semaphore_create(&d, NULL, &h));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "", gpures_sync_wait(h, 0));
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "", gpures_sync_wait_async(h, -1, q, 1));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "", gpures_sync_signal(h));
+  CHECK_EQ(refcount(h), 1); /* the refused wait kept nothing */
+  CHECK_OK(gpures_release(h));
+  d.semaphore_type = 1;
+  d.value = 3; /* a timeline without its device */
+  CHECK_OK(gpures_vk_semaphore_create(&d, NULL, &h));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "device", gpures_sync_wait(h, 0));
+  CHECK_OK(gpures_release(h));
+  /* A resource is no SyncPoint. */
+  gpures_noop_sync_desc n = {sizeof n, 0};
+  CHECK_OK(gpures_noop_sync_create(&n, NULL, &h));
+  CHECK_OK(gpures_sync_wait(h, 0));
+  CHECK_OK(gpures_sync_wait_async(h, -1, q, 2));
+  gpures_event e = next_event(q);
+  CHECK_EQ(e.status, GPURES_OK);
+  CHECK_OK(gpures_release(h));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "queue", gpures_sync_wait_async(h, -1, 9999, 3));
+  CHECK_OK(gpures_event_queue_close(q));
+}
+
+static void a_fence_fd_of_the_wrong_kind_is_refused(void) {
+  int efd = eventfd(0, EFD_CLOEXEC);
+  int mfd = memfd_create("not-a-fence", MFD_CLOEXEC);
+  gpures_sync_file_desc s = {sizeof s, 0, efd, 0};
+  gpures_handle h = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_sync_file_create(&s, NULL, &h));
+  CHECK(strstr(gpures_last_error(), "is an eventfd, not a sync_file") != NULL);
+  gpures_cpu_fence_desc c = {sizeof c, 0, mfd, 0};
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fd", gpures_cpu_fence_create(&c, NULL, &h));
+  c.fd = efd;
+  CHECK_OK(gpures_cpu_fence_create(&c, NULL, &h)); /* duplicated: efd stays ours */
+  CHECK_OK(gpures_release(h));
+  CHECK(fd_is_open(efd));
+  close(efd);
+  close(mfd);
+}
+
+/* ------------------------------------------------------------- fences */
+
+static gpures_handle cpu_frame(void) {
+  static uint8_t bytes[64];
+  gpures_cpu_bytes_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.ptr = bytes;
+  d.size = sizeof bytes;
+  d.row_pitch = 64;
+  d.format = GPURES_PF_RGBA_U8;
+  gpures_handle h = 0;
+  CHECK_OK(gpures_cpu_bytes_create(&d, NULL, &h));
+  return h;
+}
+
+static void a_handle_holds_its_fences_and_lets_them_go_with_its_slot(void) {
+  gpures_handle frame = cpu_frame(), a = fence(), r = fence(), got_a = 0, got_r = 0;
+  CHECK_OK(gpures_fences_get(frame, &got_a, &got_r));
+  CHECK_EQ(got_a, 0);
+  CHECK_EQ(got_r, 0);
+  CHECK_OK(gpures_fences_set(frame, a, r));
+  CHECK_EQ(refcount(a), 2);
+  CHECK_OK(gpures_fences_get(frame, &got_a, &got_r));
+  CHECK_EQ(got_a, a);
+  CHECK_EQ(got_r, r);
+  CHECK_EQ(refcount(a), 3); /* got_a is the caller's */
+  CHECK_OK(gpures_release(got_a));
+  CHECK_OK(gpures_release(got_r));
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "acquire", gpures_fences_set(frame, frame, 0));
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "handle", gpures_fences_set(a, r, 0));
+  CHECK_EQ(refcount(a), 2); /* a refused set changes nothing */
+  /* begin access waits on the acquire fence, then drops it */
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "acquire", gpures_begin_access(frame, 1000000));
+  CHECK_OK(gpures_sync_signal(a));
+  CHECK_OK(gpures_begin_access(frame, 0));
+  CHECK_EQ(refcount(a), 1);
+  CHECK_OK(gpures_end_access(frame, 0)); /* clears the release fence */
+  CHECK_EQ(refcount(r), 1);
+  CHECK_OK(gpures_fences_set(frame, a, r));
+  CHECK_OK(gpures_release(frame)); /* the slot's references go with it */
+  CHECK_EQ(refcount(a), 1);
+  CHECK_EQ(refcount(r), 1);
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_release(r));
+}
+
+static void a_release_fence_becomes_the_slots_next_acquire_fence(void) {
+  gpures_pool_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.format = GPURES_PF_NV12;
+  d.width = 64;
+  d.height = 64;
+  d.slots = 1;
+  gpures_pool *p = NULL;
+  CHECK_OK(gpures_pool_create(&d, &p));
+  gpures_handle frame = 0, done = fence(), a = 0, r = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &frame));
+  CHECK_OK(gpures_end_access(frame, done)); /* a consumer still reads until `done` */
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &frame));
+  CHECK_OK(gpures_fences_get(frame, &a, &r));
+  CHECK_EQ(a, done); /* the producer waits on it before writing */
+  CHECK_EQ(r, 0);
+  CHECK_OK(gpures_release(a));
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "acquire", gpures_begin_access(frame, 0));
+  CHECK_OK(gpures_sync_signal(done));
+  CHECK_OK(gpures_begin_access(frame, 0));
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &frame));
+  CHECK_OK(gpures_fences_get(frame, &a, &r));
+  CHECK_EQ(a, 0); /* the fence went with the access that waited on it */
+  CHECK_OK(gpures_end_access(frame, done));
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_pool_close(p)); /* the slot's fence goes with the pool */
+  CHECK_EQ(refcount(done), 1);
+  CHECK_OK(gpures_release(done));
+}
+
+static int session_pair(gpures_session **send, gpures_session **receive) {
+  int sv[2];
+  if (!CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)) return 0;
+  CHECK_OK(gpures_session_open(sv[0], GPURES_SESSION_SEND, send));
+  CHECK_OK(gpures_session_open(sv[1], GPURES_SESSION_RECEIVE, receive));
+  return 1;
+}
+
+static gpures_handle memfd_frame(void) {
+  int fd = memfd_create("frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(ftruncate(fd, 4096) == 0);
+  gpures_dma_buf_handle_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.num_fds = 1;
+  d.fds[0] = fd;
+  d.fourcc = 0x34324241; /* AB24 */
+  d.width = 32;
+  d.height = 32;
+  d.num_planes = 1;
+  d.planes[0].stride = 128;
+  gpures_create_options o = {sizeof o, GPURES_CREATE_TAKE_OWNERSHIP, {0}, 0, 0, 0};
+  gpures_handle h = 0;
+  CHECK_OK(gpures_dma_buf_handle_create(&d, &o, &h));
+  return h;
+}
+
+static void an_acquire_fence_leads_its_frame_across_a_session(void) {
+  gpures_session *tx = NULL, *rx = NULL;
+  if (!session_pair(&tx, &rx)) return;
+  gpures_handle frame = memfd_frame(), f = fence(), got = 0, a = 0, r = 0;
+  CHECK_OK(gpures_fences_set(frame, f, 0));
+  uint32_t sent = 0;
+  CHECK_OK(gpures_session_send(tx, frame, 0, &sent));
+  CHECK_EQ(sent, 1);
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_fences_get(got, &a, &r));
+  CHECK(a != 0 && a != f); /* the peer's own CpuFence over the same eventfd */
+  CHECK_EQ(reached(a), 0);
+  CHECK_OK(gpures_sync_signal(f)); /* signalled here, reached there */
+  CHECK_OK(gpures_sync_wait(a, 1000000000));
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_release(got));
+  /* A frame without a fence arrives without one (the last fence is not reused). */
+  CHECK_OK(gpures_fences_set(frame, 0, 0));
+  CHECK_OK(gpures_session_send(tx, frame, 0, &sent));
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_fences_get(got, &a, &r));
+  CHECK_EQ(a, 0);
+  CHECK_OK(gpures_release(got));
+  /* A process-local fence cannot cross: the send is refused, nothing is sent. */
+  gpures_vk_semaphore_desc v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  v.semaphore = 5;
+  gpures_handle local = 0;
+  CHECK_OK(gpures_vk_semaphore_create(&v, NULL, &local));
+  CHECK_OK(gpures_fences_set(frame, local, 0));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "acquire", gpures_session_send(tx, frame, 0, &sent));
+  CHECK_OK(gpures_session_close(tx)); /* the receiver sees the end, and no frame */
+  got = 0;
+  CHECK_FAILS(GPURES_E_STALE, "channel", gpures_session_receive(rx, 0, &got));
+  CHECK_EQ(got, 0);
+  CHECK_OK(gpures_session_close(rx));
+  CHECK_OK(gpures_release(local));
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_release(f));
+  CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_FENCE), 0);
+}
+
+static void a_memfd_has_no_implicit_fences_to_export(void) {
+  gpures_handle frame = memfd_frame(), out = 7;
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "fds[0]",
+              gpures_dma_buf_export_sync_file(frame, 0, GPURES_DMA_BUF_SYNC_READ, &out));
+  CHECK_EQ(out, 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_dma_buf_export_sync_file(frame, 0, 0, &out));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "index",
+              gpures_dma_buf_export_sync_file(frame, 1, GPURES_DMA_BUF_SYNC_READ, &out));
+  gpures_handle f = fence();
+  CHECK_FAILS(GPURES_E_WRONG_KIND, "sync",
+              gpures_dma_buf_import_sync_file(frame, 0, GPURES_DMA_BUF_SYNC_WRITE, f));
+  CHECK_OK(gpures_begin_access(frame, 0)); /* no implicit fences on a memfd: at once */
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_release(frame));
+}
+
+int main(void) {
+  RUN(a_cpu_fence_is_reached_when_signalled_and_stays_reached);
+  RUN(a_blocking_wait_wakes_when_another_thread_signals);
+  RUN(an_async_wait_is_told_once_on_its_queue);
+  RUN(a_thousand_idle_waits_are_each_told_when_reached);
+  RUN(points_the_host_cannot_wait_on_say_so);
+  RUN(a_fence_fd_of_the_wrong_kind_is_refused);
+  RUN(a_handle_holds_its_fences_and_lets_them_go_with_its_slot);
+  RUN(a_release_fence_becomes_the_slots_next_acquire_fence);
+  RUN(an_acquire_fence_leads_its_frame_across_a_session);
+  RUN(a_memfd_has_no_implicit_fences_to_export);
+  return check_finish("test_sync");
+}
