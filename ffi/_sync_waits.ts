@@ -9,6 +9,8 @@ import { cString, lastError, native } from "./_native.ts";
 import { errorFor, type GpuResourceError, TimeoutError } from "./errors.ts";
 
 interface PendingWait {
+  /** The point's handle: a signal() made here resolves its waits at once. */
+  handle: bigint;
   resolve(): void;
   reject(error: unknown): void;
   /** Builds the error of a failed status; the message is made where the wait began. */
@@ -16,6 +18,8 @@ interface PendingWait {
 }
 
 const waits = new Map<number, PendingWait>();
+/** The tokens of this isolate's pending waits, by the point's handle. */
+const byHandle = new Map<bigint, Set<number>>();
 let nextToken = 1;
 let holder: ReturnType<typeof setInterval> | undefined;
 const TIMED_OUT = 12;
@@ -24,6 +28,9 @@ function done(token: number, status: number): void {
   const wait = waits.get(token);
   if (!wait) return;
   waits.delete(token);
+  const same = byHandle.get(wait.handle);
+  same?.delete(token);
+  if (same?.size === 0) byHandle.delete(wait.handle);
   if (waits.size === 0 && holder !== undefined) {
     clearInterval(holder);
     holder = undefined;
@@ -52,7 +59,11 @@ export function waitOnThread(
   const status = s.gpures_sync_wait_async(handle, timeoutNs, queue, fullToken);
   if (status !== 0) throw lastError(status);
   const { promise, resolve, reject } = Promise.withResolvers<void>();
+  let same = byHandle.get(handle);
+  if (!same) byHandle.set(handle, same = new Set());
+  same.add(token);
   waits.set(token, {
+    handle,
     resolve,
     reject,
     fail: (code) => {
@@ -79,6 +90,23 @@ function lastErrorFor(code: number, describe: string): GpuResourceError {
   const s = native();
   const name = cString(s.gpures_status_name(code)) || `STATUS_${code}`;
   return errorFor(name, `Cannot wait on ${describe}: ${cString(s.gpures_status_message(code))}`);
+}
+
+/**
+ * The point `handle` was signalled from this isolate: its waits here are
+ * reached now, a microtask away instead of a trip through the waiter thread
+ * and back. Their waits on the thread are cancelled (their CANCELLED events
+ * find no token and are dropped).
+ */
+export function reachedHere(handle: bigint): void {
+  const tokens = byHandle.get(handle);
+  if (!tokens) return;
+  const s = native();
+  const queue = eventQueue(s);
+  for (const token of [...tokens]) {
+    done(token, 0);
+    s.gpures_sync_cancel(queue, (BigInt(queue) << 32n) | BigInt(token));
+  }
 }
 
 /** Async waits the waiter thread holds for every isolate (tests, leak checks). */

@@ -4,7 +4,7 @@
 import { GpuResource } from "./gpu_resource.ts";
 import { check, native } from "./_native.ts";
 import { lib } from "./_load.ts";
-import { waitOnThread } from "./_sync_waits.ts";
+import { reachedHere, waitOnThread } from "./_sync_waits.ts";
 import { InvalidHandleError, UnsupportedError, WrongKindError } from "./errors.ts";
 
 /** Options of {@link SyncPoint.waitAsync}. */
@@ -116,7 +116,9 @@ export abstract class SyncPoint<Description = Record<string, unknown>>
    * Others throw UnsupportedError: their producer's API signals them.
    */
   signal(): void {
-    check(lib().gpures_sync_signal(this.unsafeHandle));
+    const handle = this.unsafeHandle;
+    check(lib().gpures_sync_signal(handle));
+    reachedHere(handle);
   }
 
   /** A new close-on-exec duplicate of the point's fd (the fd-backed kinds), for an importer. */

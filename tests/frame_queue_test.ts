@@ -92,7 +92,8 @@ Deno.test({
     const done = new Promise<string>((resolve) => worker.onmessage = (e) => resolve(e.data));
     worker.postMessage(queue.buffer);
     for (let seq = 0; seq < 60; seq++) {
-      const frame: DmaBufHandle = await pool.acquire({ timeout: 5000 });
+      // The first slots come back only once the Worker has started (and been type-checked).
+      const frame: DmaBufHandle = await pool.acquire({ timeout: 30_000 });
       frame.setMeta(patternMeta(seq, paint(pool.planes(frame), seq)));
       assert.ok(queue.push(frame), "the queue holds as many frames as the pool has slots");
     }

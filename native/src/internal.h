@@ -280,6 +280,17 @@ int gpures__event_post_status(uint32_t queue, uint64_t token, uint32_t type, int
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
 
+/* ---------------------------------------------------------------- sync/ */
+
+/*
+** Calls then(ctx, status) on the waiter thread once `sync` is reached (OK) or
+** cannot be waited on (its error status); the wait holds its own reference.
+** For the layers above (a session that releases a frame only once its
+** consumer's release fence is reached).
+*/
+int gpures__sync_then(gpures__op op, gpures_handle sync, void (*then)(void *ctx, int status),
+                      void *ctx);
+
 /* --------------------------------------------------------------- table/ */
 
 /*

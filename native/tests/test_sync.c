@@ -6,7 +6,8 @@
 ** timed out, cancelled) and hold their own reference; a thousand idle waits
 ** are all told. Fences travel with a handle (set, get, clones) and with a
 ** pooled frame (a release fence becomes the slot's next acquire fence) and
-** across a session (a FENCE message leads the frame). A FENCE that is not a
+** across a session (a FENCE message leads the frame; the consumer's release
+** fence holds the producer's slot until it is reached). A FENCE that is not a
 ** SyncPoint is refused; points the host cannot wait on say so; a memfd has
 ** no implicit fences to export.
 */
@@ -341,6 +342,37 @@ static void an_acquire_fence_leads_its_frame_across_a_session(void) {
   CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_FENCE), 0);
 }
 
+static void a_consumers_release_fence_holds_the_producers_slot_until_reached(void) {
+  gpures_pool_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.format = GPURES_PF_NV12;
+  d.width = 64;
+  d.height = 64;
+  d.slots = 1;
+  gpures_pool *p = NULL;
+  CHECK_OK(gpures_pool_create(&d, &p));
+  gpures_session *tx = NULL, *rx = NULL;
+  if (!session_pair(&tx, &rx)) return;
+  gpures_handle frame = 0, got = 0, done = fence();
+  uint32_t sent = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &frame));
+  CHECK_OK(gpures_session_send(tx, frame, 0, &sent));
+  CHECK_OK(gpures_release(frame)); /* the session holds it until the consumer's release */
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_end_access(got, done)); /* the consumer's GPU still reads until `done` */
+  CHECK_OK(gpures_release(got));
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_pool_acquire(p, 100, 0, NULL, &frame));
+  CHECK_OK(gpures_sync_signal(done));
+  CHECK_OK(gpures_pool_acquire(p, 5000, 0, NULL, &frame)); /* home once the fence is reached */
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_session_close(rx));
+  CHECK_OK(gpures_session_close(tx));
+  CHECK_OK(gpures_pool_close(p));
+  CHECK_EQ(refcount(done), 1);
+  CHECK_OK(gpures_release(done));
+}
+
 static void a_memfd_has_no_implicit_fences_to_export(void) {
   gpures_handle frame = memfd_frame(), out = 7;
   CHECK_FAILS(GPURES_E_UNSUPPORTED, "fds[0]",
@@ -367,6 +399,7 @@ int main(void) {
   RUN(a_handle_holds_its_fences_and_lets_them_go_with_its_slot);
   RUN(a_release_fence_becomes_the_slots_next_acquire_fence);
   RUN(an_acquire_fence_leads_its_frame_across_a_session);
+  RUN(a_consumers_release_fence_holds_the_producers_slot_until_reached);
   RUN(a_memfd_has_no_implicit_fences_to_export);
   return check_finish("test_sync");
 }

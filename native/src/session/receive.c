@@ -21,6 +21,7 @@ typedef struct received_frame {
   gpures_session *session;
   cached_buffer *buffer;
   uint64_t serial;
+  gpures_handle fence; /* the frame's release fence at its last release (0: none) */
 } received_frame;
 
 /* The last reference lets the buffer go; a session that sent its frames on (a relay) forgets it. */
@@ -33,13 +34,13 @@ static void buffer_unref(cached_buffer *b) {
 }
 
 /*
-** A received frame's last release: tell the sender, now or as soon as the
+** A received frame's release, told to the sender now or as soon as the
 ** socket has room. A release that can be neither sent nor kept would leave
 ** the sender holding the slot for good, so the session ends instead: the
 ** sender then takes back (and retires) everything still in flight.
 */
-static void frame_released(void *ctx, bool retired) {
-  (void)retired;
+static void send_release(void *ctx, int status) {
+  (void)status; /* a fence that failed (a lost device) has nothing more to wait for */
   received_frame *f = ctx;
   gpures_session *s = f->session;
   bool queued = false, lost = false;
@@ -57,6 +58,31 @@ static void frame_released(void *ctx, bool retired) {
   buffer_unref(f->buffer);
   gpures__session_unref(s);
   gpures__free(f);
+}
+
+/* The frame's release fence, handed over just before its last release. */
+static void keep_fence(void *ctx, gpures_handle release_fence) {
+  received_frame *f = ctx;
+  (void)gpures_release(f->fence);
+  f->fence = release_fence;
+}
+
+/*
+** A received frame's last release. With a release fence (the consumer's GPU
+** still reads the memory) the sender hears of it only once the fence is
+** reached, from the waiter thread: its pool must not hand the slot to a
+** producer before then. A fence the host cannot wait on (a GL sync, a binary
+** Vulkan semaphore) cannot be honoured across processes; the release goes at once.
+*/
+static void frame_released(void *ctx, bool retired) {
+  (void)retired;
+  received_frame *f = ctx;
+  gpures_handle fence = f->fence;
+  f->fence = 0;
+  gpures__op op = {"release", GPURES_KIND_DMA_BUF_HANDLE};
+  bool later = fence && gpures__sync_then(op, fence, send_release, f) == GPURES_OK;
+  (void)gpures_release(fence); /* the wait holds its own */
+  if (!later) send_release(f, GPURES_OK);
 }
 
 static cached_buffer *cached(const gpures_session *s, uint64_t peer_id, uint32_t *at) {
@@ -124,8 +150,8 @@ static int frame_of(gpures__op op, gpures_session *s, cached_buffer *b, const gp
   if (status == GPURES_OK && !f)
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a frame");
   if (status != GPURES_OK) return status;
-  *f = (received_frame){s, b, h->serial};
-  gpures__borrow borrow = {frame_released, f, b->local_id};
+  *f = (received_frame){s, b, h->serial, 0};
+  gpures__borrow borrow = {frame_released, f, b->local_id, keep_fence};
   atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
   gpures__session_ref(s);
   status = gpures__create_borrowing(op, b->kind, b->desc, NULL, &borrow, out);

@@ -25,8 +25,10 @@ typedef struct waiter {
   struct waiter *next;
   gpures_handle sync; /* the wait's own reference */
   gpures__fence fence;
-  uint32_t queue;
+  uint32_t queue;     /* told by an event, or (queue 0) by `then` */
   uint64_t token;
+  void (*then)(void *ctx, int status);
+  void *ctx;
   int64_t deadline;   /* INT64_MAX: none */
   int64_t next_look;  /* query points: when to ask again */
   int64_t nap;
@@ -55,13 +57,12 @@ static void wake(void) {
 ** Called holding no lock.
 */
 static void finish(waiter *w) {
-  uint32_t queue = w->queue;
-  uint64_t token = w->token;
-  int status = w->status;
+  waiter done = *w;
   (void)gpures_release(w->sync);
   gpures__free(w);
   atomic_fetch_sub_explicit(&pending, 1, memory_order_release);
-  (void)gpures__event_post_status(queue, token, GPURES_EVENT_SYNC_DONE, status);
+  if (done.then) done.then(done.ctx, done.status);
+  else (void)gpures__event_post_status(done.queue, done.token, GPURES_EVENT_SYNC_DONE, done.status);
 }
 
 /* Looks at one waiter; `revents` from poll for fd points. Locked. */
@@ -82,6 +83,9 @@ static void look(waiter *w, short revents, int64_t now) {
 
 static void *run(void *arg) {
   (void)arg;
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), "gpures-sync"); /* what top and /proc call it */
+#endif
   struct pollfd *fds = NULL;
   waiter **fd_waiters = NULL;
   size_t cap = 0;
@@ -159,10 +163,8 @@ static int start(gpures__op op) {
   return GPURES_OK;
 }
 
-int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue, uint64_t token) {
-  gpures__op op = {"wait on", 0};
-  if (!gpures__event_queue_open(queue))
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "queue", "queue %u is not open", queue);
+/* Hands a wait to the thread; on failure nothing is kept (the caller undoes its reservation). */
+static int add_waiter(gpures__op op, gpures_handle sync, int64_t timeout_ns, waiter how) {
   int status = gpures_clone(sync); /* the wait's own reference: released by finish() */
   if (status != GPURES_OK) return gpures__refail(op, status);
   waiter *w = gpures__alloc(sizeof *w);
@@ -170,36 +172,28 @@ int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queu
     (void)gpures_release(sync);
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the wait");
   }
-  memset(w, 0, sizeof *w);
+  *w = how;
   status = gpures__fence_of(op, sync, &w->fence);
   op.kind = w->fence.kind;
   if (status == GPURES_OK && w->fence.how == GPURES__WAIT_GL)
     status = gpures__fail(op, GPURES_E_UNSUPPORTED, "",
                           "a GL sync is waited on where its context is current, not on a thread of gpures's");
-  if (status == GPURES_OK && gpures__event_reserve(queue) != GPURES_OK)
-    status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "queue", "queue %u cannot grow", queue);
-  if (status != GPURES_OK) {
-    gpures__free(w);
-    (void)gpures_release(sync);
-    return status;
-  }
   int64_t now = gpures__now_ns();
   w->sync = sync;
-  w->queue = queue;
-  w->token = token;
   w->deadline = timeout_ns < 0 || timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
   w->nap = 50000;
   w->next_look = now; /* asked at once: an already reached point ends at the first look */
-  pthread_mutex_lock(&mu);
-  status = start(op);
   if (status == GPURES_OK) {
-    w->next = waiters;
-    waiters = w;
-    atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
+    pthread_mutex_lock(&mu);
+    status = start(op);
+    if (status == GPURES_OK) {
+      w->next = waiters;
+      waiters = w;
+      atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&mu);
   }
-  pthread_mutex_unlock(&mu);
   if (status != GPURES_OK) {
-    gpures__event_unreserve(queue);
     gpures__free(w);
     (void)gpures_release(sync);
     return status;
@@ -208,11 +202,35 @@ int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queu
   return GPURES_OK;
 }
 
+int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue, uint64_t token) {
+  gpures__op op = {"wait on", 0};
+  if (!gpures__event_queue_open(queue))
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "queue", "queue %u is not open", queue);
+  if (gpures__event_reserve(queue) != GPURES_OK)
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "queue", "queue %u cannot grow", queue);
+  waiter how;
+  memset(&how, 0, sizeof how);
+  how.queue = queue;
+  how.token = token;
+  int status = add_waiter(op, sync, timeout_ns, how);
+  if (status != GPURES_OK) gpures__event_unreserve(queue);
+  return status;
+}
+
+int gpures__sync_then(gpures__op op, gpures_handle sync, void (*then)(void *ctx, int status),
+                      void *ctx) {
+  waiter how;
+  memset(&how, 0, sizeof how);
+  how.then = then;
+  how.ctx = ctx;
+  return add_waiter(op, sync, -1, how);
+}
+
 int gpures_sync_cancel(uint32_t queue, uint64_t token) {
   pthread_mutex_lock(&mu);
   bool found = false;
   for (waiter *w = waiters; w; w = w->next)
-    if (w->queue == queue && w->token == token && !w->done) {
+    if (!w->then && w->queue == queue && w->token == token && !w->done) {
       w->done = true;
       w->status = GPURES_E_CANCELLED;
       found = true;
@@ -231,6 +249,11 @@ __attribute__((destructor)) static void stop_waiter(void) {
   if (joinable) pthread_join(thread, NULL);
 }
 #else
+int gpures__sync_then(gpures__op op, gpures_handle sync, void (*then)(void *ctx, int status),
+                      void *ctx) {
+  (void)sync, (void)then, (void)ctx;
+  return gpures__fail(op, GPURES_E_UNSUPPORTED, "", "async waits run on Linux and POSIX only");
+}
 int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue, uint64_t token) {
   gpures__op op = {"wait on", 0};
   (void)sync, (void)timeout_ns, (void)queue, (void)token;
