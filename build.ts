@@ -1,7 +1,10 @@
 /**
  * Builds the native library from the C sources that ship with this package,
- * into a per-version cache folder where {@link load} finds it. For users who
- * install from JSR; a checkout builds with `deno task build` instead.
+ * into a per-version cache folder where {@link load} finds it, with no
+ * network access. Most users never need it: the package carries prebuilt
+ * libraries for linux-x86_64, linux-aarch64, darwin-x86_64, darwin-aarch64,
+ * windows-x86_64 and windows-aarch64. It is for other platforms, or to build with your own
+ * compiler; a checkout builds with `deno task build` instead.
  *
  * ```sh
  * deno run -A jsr:@gpures/gpures/build
@@ -23,72 +26,42 @@
 import { cacheDir, VERSION } from "./ffi/_cache.ts";
 import { libraryFileName } from "./ffi/_load.ts";
 
-/** The files the native build needs, relative to this module; a test keeps the list complete. */
-export const NATIVE_SOURCES: readonly string[] = [
-  "CMakeLists.txt",
-  "cmake/install/gpures.pc.in",
-  "cmake/install/gpuresConfig.cmake.in",
-  "native/include/gpures.h",
-  "native/include/gpures_lists.h",
-  "native/src/build_os.h",
-  "native/src/channel/channel.h",
-  "native/src/channel/listeners.c",
-  "native/src/channel/messages.c",
-  "native/src/channel/sockets.c",
-  "native/src/channel/windows.c",
-  "native/src/channel/wire.c",
-  "native/src/core/alloc.c",
-  "native/src/core/status.c",
-  "native/src/enums/enums.c",
-  "native/src/enums/pixel_format.c",
-  "native/src/events/events.c",
-  "native/src/events/wait.c",
-  "native/src/frames/pool.c",
-  "native/src/internal.h",
-  "native/src/kinds/cpu.c",
-  "native/src/kinds/cuda.c",
-  "native/src/kinds/d3d.c",
-  "native/src/kinds/dma_buf.c",
-  "native/src/kinds/fields.c",
-  "native/src/kinds/gl.c",
-  "native/src/kinds/kind_table.c",
-  "native/src/kinds/meta.c",
-  "native/src/kinds/metal.c",
-  "native/src/kinds/opencl.c",
-  "native/src/kinds/sync.c",
-  "native/src/kinds/vaapi.c",
-  "native/src/kinds/vulkan.c",
-  "native/src/kinds/wgpu.c",
-  "native/src/map/frame_fd.c",
-  "native/src/map/mappings.c",
-  "native/src/map/napi_buffers.c",
-  "native/src/map/windows.c",
-  "native/src/os/errno_names.c",
-  "native/src/os/fence_fd.c",
-  "native/src/os/pin.c",
-  "native/src/os/posix.c",
-  "native/src/os/windows.c",
-  "native/src/session/receive.c",
-  "native/src/session/send.c",
-  "native/src/session/service.c",
-  "native/src/session/session.c",
-  "native/src/session/session.h",
-  "native/src/session/windows.c",
-  "native/src/sync/access.c",
-  "native/src/sync/apis.c",
-  "native/src/sync/fence.c",
-  "native/src/sync/sync.h",
-  "native/src/sync/waiter.c",
-  "native/src/table/describe_json.c",
-  "native/src/table/fds.c",
-  "native/src/table/handles.c",
-  "native/src/table/kind_api.c",
-  "native/src/table/meta.c",
-  "native/src/table/per_handle.c",
-  "native/src/table/slots.c",
-  "native/src/table/struct_size.c",
-  "native/src/table/table.h",
-];
+/** The folders and files, relative to the package root, that the native build needs. */
+const SOURCE_ROOTS = ["CMakeLists.txt", "cmake/install", "native/include", "native/src"];
+
+/**
+ * The files the native build needs, path (relative to the package root) to
+ * contents. A checkout's (a `file:` module) are read from disk; an installed
+ * package's come from prebuilt/sources.ts, a module of the package that
+ * `deno add` cached with the rest: nothing is fetched from the network.
+ *
+ * @param from "disk" or "package"; by default "disk" for a `file:` module.
+ */
+export async function nativeSources(
+  from: "disk" | "package" = new URL(import.meta.url).protocol === "file:" ? "disk" : "package",
+): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  if (from === "package") {
+    const mod = await import("./prebuilt/sources.ts");
+    const packed = Uint8Array.from(atob(mod.gzipBase64), (c) => c.charCodeAt(0));
+    const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const map: Record<string, string> = await new Response(stream).json();
+    const enc = new TextEncoder();
+    for (const [path, text] of Object.entries(map)) files.set(path, enc.encode(text));
+    return files;
+  }
+  const root = new URL("./", import.meta.url);
+  const walk = (rel: string) => {
+    const info = Deno.statSync(new URL(rel, root));
+    if (info.isFile) {
+      files.set(rel, Deno.readFileSync(new URL(rel, root)));
+      return;
+    }
+    for (const entry of Deno.readDirSync(new URL(rel, root))) walk(`${rel}/${entry.name}`);
+  };
+  for (const rel of SOURCE_ROOTS) walk(rel);
+  return new Map([...files].sort(([a], [b]) => a < b ? -1 : 1));
+}
 
 async function run(cmd: string, args: string[], what: string): Promise<void> {
   let output: Deno.CommandOutput;
@@ -114,10 +87,11 @@ async function run(cmd: string, args: string[], what: string): Promise<void> {
 /**
  * Builds the library into the cache folder and returns its path.
  *
- * @param options `dir` overrides the cache folder; `quiet` silences progress.
+ * @param options `dir` overrides the cache folder; `quiet` silences progress;
+ * `from` picks where the sources come from (see {@link nativeSources}).
  */
 export async function buildNativeLibrary(
-  options: { dir?: string; quiet?: boolean } = {},
+  options: { dir?: string; quiet?: boolean; from?: "disk" | "package" } = {},
 ): Promise<string> {
   const dir = options.dir ?? cacheDir();
   if (!dir) {
@@ -127,15 +101,12 @@ export async function buildNativeLibrary(
   }
   const log = options.quiet ? () => {} : (m: string) => console.error(m);
   const src = `${dir}/src`, out = `${dir}/cmake-build`;
-  log(`gpures ${VERSION}: fetching ${NATIVE_SOURCES.length} source files into ${src}`);
-  for (const file of NATIVE_SOURCES) {
-    const response = await fetch(new URL(file, import.meta.url));
-    if (!response.ok) {
-      throw new Error(`Cannot build gpures: ${file} could not be fetched (${response.status})`);
-    }
+  const sources = await nativeSources(options.from);
+  log(`gpures ${VERSION}: writing ${sources.size} source files into ${src}`);
+  for (const [file, bytes] of sources) {
     const target = `${src}/${file}`;
     await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
-    await Deno.writeFile(target, new Uint8Array(await response.arrayBuffer()));
+    await Deno.writeFile(target, bytes);
   }
   log("configuring with cmake");
   await run("cmake", [

@@ -13,13 +13,18 @@ function env(name: string): string | undefined {
 /**
  * The per-version cache folder: GPURES_CACHE_DIR if set, else the OS's user
  * cache folder + "gpures/<version>"; undefined when none can be read.
+ * `getEnv` reads a variable (by default through Deno.env, when permitted; the
+ * prebuilt loader passes one that reads it through FFI).
  */
-export function cacheDir(os: string = Deno.build.os): string | undefined {
-  const explicit = env("GPURES_CACHE_DIR");
+export function cacheDir(
+  os: string = Deno.build.os,
+  getEnv: (name: string) => string | undefined = env,
+): string | undefined {
+  const explicit = getEnv("GPURES_CACHE_DIR");
   if (explicit) return `${explicit}/${VERSION}`;
   let base: string | undefined;
-  if (os === "windows") base = env("LOCALAPPDATA");
-  else if (os === "darwin") base = env("HOME") && `${env("HOME")}/Library/Caches`;
-  else base = env("XDG_CACHE_HOME") ?? (env("HOME") && `${env("HOME")}/.cache`);
+  if (os === "windows") base = getEnv("LOCALAPPDATA");
+  else if (os === "darwin") base = getEnv("HOME") && `${getEnv("HOME")}/Library/Caches`;
+  else base = getEnv("XDG_CACHE_HOME") ?? (getEnv("HOME") && `${getEnv("HOME")}/.cache`);
   return base ? `${base}/gpures/${VERSION}` : undefined;
 }

@@ -1,11 +1,38 @@
-// Finds, opens and checks the native library. Nothing here runs at import
-// time: the first call that needs the library loads it.
+/**
+ * Finds, opens and checks the native library. Nothing here opens anything at
+ * import time: the first call that needs the library loads it.
+ *
+ * The places tried, in order (the first that opens wins):
+ *
+ * 1. `load({ path })`, a path given explicitly;
+ * 2. the `GPURES_LIB` environment variable (read only with `--allow-env`);
+ * 3. `build/` next to this module, a checkout's `deno task build`;
+ * 4. the prebuilt library inside the package, for linux-x86_64,
+ *    linux-aarch64, darwin-x86_64, darwin-aarch64, windows-x86_64 and
+ *    windows-aarch64
+ *    (ffi/_prebuilt.ts: decompressed and sha256-checked synchronously on
+ *    first use, opened from a memfd on Linux, from the per-version cache
+ *    folder elsewhere; only `--allow-ffi` is needed);
+ * 5. a library built from source into the per-version cache folder by
+ *    `deno run -A jsr:@gpures/gpures/build`;
+ * 6. the system loader's search path.
+ *
+ * A library that opens but lacks a symbol, or whose ABI or layouts differ
+ * from this module's, is refused with an ABI_MISMATCH error; a damaged
+ * prebuilt with an INTEGRITY error naming both hashes. Otherwise, when
+ * nothing opens, the error lists every attempt once and how to build from
+ * source.
+ *
+ * @module
+ */
 
 import { type Symbols, symbols } from "./_symbols.ts";
 import { ABI_VERSION, ENUMS, FRAME_META, KINDS } from "./_kinds.ts";
 import { type FieldRow, readEnums, readKinds, readMetaKind } from "./_tables.ts";
 import { LibraryLoadError } from "./errors.ts";
 import { cacheDir } from "./_cache.ts";
+import { materialize, type MaterializeOptions, prebuiltState } from "./_prebuilt.ts";
+import { type FileOps, fileOps } from "./_prebuilt_fs.ts";
 
 /** Where {@link load} looks for the library. */
 export interface LoadOptions {
@@ -23,7 +50,7 @@ export function libraryFileName(os: string = Deno.build.os): string {
 let loaded: Deno.DynamicLibrary<typeof symbols> | undefined;
 
 /** Where to look, in order; a place that cannot be tried says why instead of giving a path. */
-type Candidate = { path: string } | { note: string };
+type Candidate = { path: string } | { note: string } | { prebuilt: true };
 
 function envCandidate(): Candidate {
   // Ask first: reading an env var without permission would prompt or throw.
@@ -45,6 +72,7 @@ function candidates(options: LoadOptions): Candidate[] {
   if (local.protocol === "file:") {
     list.push({ path: Deno.build.os === "windows" ? local.pathname.slice(1) : local.pathname });
   }
+  list.push({ prebuilt: true });
   const cache = cacheDir();
   list.push(
     cache ? { path: `${cache}/${libraryFileName()}` } : {
@@ -103,7 +131,9 @@ function layoutMismatch(lib: Symbols): string | undefined {
 /**
  * Loads the native library, or returns the one already loaded. Looks, in
  * order, at `options.path`, the `GPURES_LIB` environment variable, the build
- * next to this module (`build/`), and the system loader's search path.
+ * next to this module (`build/`), the prebuilt library inside the package,
+ * a build from source in the cache folder, and the system loader's search
+ * path.
  *
  * @example
  * ```ts
@@ -114,59 +144,172 @@ function layoutMismatch(lib: Symbols): string | undefined {
 export function load(options: LoadOptions = {}): LoadedLibrary {
   openLibrary(options);
   const abi = loaded!.symbols.gpures_abi_version();
-  return { path: loadedPath!, abiVersion: `${abi >>> 16}.${abi & 0xffff}` };
+  return { path: loadedPath!, from: loadedFrom!, abiVersion: `${abi >>> 16}.${abi & 0xffff}` };
 }
 
 /** What {@link load} found. */
 export interface LoadedLibrary {
-  /** The path the library was opened from. */
+  /** The path the library was opened from (for a memfd, /proc/self/fd/N, closed since). */
   path: string;
+  /** Which place it came from, as the load error would name it. */
+  from: string;
   /** Its ABI version, "major.minor". */
   abiVersion: string;
 }
 
 let loadedPath: string | undefined;
+let loadedFrom: string | undefined;
+let prebuiltOptions: MaterializeOptions & { ops?: () => FileOps } = {};
+
+/**
+ * For tests: where the prebuilt library may go (a fake /proc, another cache
+ * folder) and which file operations put it there. Not part of the public API.
+ */
+export function setPrebuiltOptions(options: MaterializeOptions & { ops?: () => FileOps }): void {
+  prebuiltOptions = options;
+}
+
+/** Deno's dlopen message, without its (sometimes repeated) "Could not open library:" prefix. */
+function openError(e: unknown): string {
+  return String((e as Error)?.message ?? e).split("\n")[0].replace(
+    /^(Could not open library:\s*)+/,
+    "",
+  );
+}
+
+function permissionError(e: unknown): LibraryLoadError {
+  return new LibraryLoadError(
+    'Cannot load gpures: FFI is not permitted; run deno with "--allow-ffi"',
+    "PERMISSION",
+    "",
+    { cause: e },
+  );
+}
+
+const BUILD_HINT =
+  'build it from the C sources, which ship in the package (needs CMake and a C compiler, no network): "deno task build" in a checkout, or "deno run -A jsr:@gpures/gpures/build"; or set GPURES_LIB to a library\'s path';
+
+/** Opens a path as the library, or says why not; throws when it opens but is not usable. */
+function tryOpen(
+  path: string,
+  label: string,
+  tried: string[],
+  rebuild: string,
+): Deno.DynamicLibrary<typeof symbols> | undefined {
+  let lib: Deno.DynamicLibrary<typeof symbols>;
+  try {
+    lib = Deno.dlopen(path, symbols);
+  } catch (e) {
+    if (isPermissionError(e)) throw permissionError(e);
+    const reason = openError(e);
+    const symbol = /Failed to register symbol (\w+)/.exec(reason);
+    if (symbol) {
+      throw new LibraryLoadError(
+        `Cannot load gpures: ${label} is not a gpures library this module can use: it lacks ${
+          symbol[1]
+        } (an older or another library?); ${rebuild}`,
+        "ABI_MISMATCH",
+      );
+    }
+    tried.push(`${label}: ${reason}`);
+    return undefined;
+  }
+  const mismatch = layoutMismatch(lib.symbols);
+  if (mismatch) {
+    lib.close();
+    throw new LibraryLoadError(
+      `Cannot load gpures: ${label} does not match this module: ${mismatch}; ${rebuild}`,
+      "ABI_MISMATCH",
+    );
+  }
+  return lib;
+}
+
+/** Opens the package's prebuilt library for this target, or says why not. */
+function tryPrebuilt(
+  tried: string[],
+): { lib: Deno.DynamicLibrary<typeof symbols>; path: string; label: string } | undefined {
+  const state = prebuiltState();
+  if ("none" in state) {
+    tried.push(state.none);
+    return undefined;
+  }
+  if ("refused" in state) {
+    throw new LibraryLoadError(`Cannot load gpures: ${state.refused}`, "INTEGRITY");
+  }
+  const p = state.ok;
+  let ops: FileOps;
+  try {
+    ops = (prebuiltOptions.ops ?? fileOps)();
+  } catch (e) {
+    if (isPermissionError(e)) throw permissionError(e);
+    tried.push(`the prebuilt library for ${p.target}: the C library: ${openError(e)}`);
+    return undefined;
+  }
+  try {
+    const notes: string[] = [];
+    let where;
+    try {
+      where = materialize(p, ops, {
+        procFdDir: prebuiltOptions.procFdDir,
+        cacheDir: "cacheDir" in prebuiltOptions
+          ? prebuiltOptions.cacheDir
+          : cacheDir(Deno.build.os, (name) => ops.env(name)),
+      }, notes);
+    } catch (e) {
+      const ways = notes.length ? ` (tried ${notes.join("; ")})` : "";
+      tried.push(
+        `the prebuilt library for ${p.target}: not written${ways}: ${(e as Error).message}`,
+      );
+      return undefined;
+    }
+    try {
+      // LoadLibrary wants backslashes.
+      const path = Deno.build.os === "windows" ? where.path.replaceAll("/", "\\") : where.path;
+      const lib = tryOpen(
+        path,
+        where.label,
+        tried,
+        'regenerate the prebuilt libraries with "deno task prebuild" (a checkout), or report it (a published package)',
+      );
+      return lib && { lib, path, label: where.label };
+    } finally {
+      where.done();
+    }
+  } finally {
+    ops.dispose();
+  }
+}
 
 function openLibrary(options: LoadOptions): Symbols {
   if (loaded) return loaded.symbols;
   const tried: string[] = [];
+  const rebuild = 'rebuild it with "deno task build"';
   for (const candidate of candidates(options)) {
     if ("note" in candidate) {
       tried.push(candidate.note);
       continue;
     }
+    if ("prebuilt" in candidate) {
+      const found = tryPrebuilt(tried);
+      if (!found) continue;
+      loaded = found.lib;
+      loadedPath = found.path;
+      loadedFrom = found.label;
+      return found.lib.symbols;
+    }
     const { path } = candidate;
-    let lib: Deno.DynamicLibrary<typeof symbols>;
-    try {
-      lib = Deno.dlopen(path, symbols);
-    } catch (e) {
-      if (isPermissionError(e)) {
-        throw new LibraryLoadError(
-          'Cannot load gpures: FFI is not permitted; run deno with "--allow-ffi"',
-          "PERMISSION",
-          "",
-          { cause: e },
-        );
-      }
-      tried.push(`"${path}" (${(e as Error).message.split("\n")[0]})`);
-      continue;
-    }
-    const mismatch = layoutMismatch(lib.symbols);
-    if (mismatch) {
-      lib.close();
-      throw new LibraryLoadError(
-        `Cannot load gpures: "${path}" does not match this module: ${mismatch}; rebuild it with "deno task build"`,
-        "ABI_MISMATCH",
-      );
-    }
+    const lib = tryOpen(path, `"${path}"`, tried, rebuild);
+    if (!lib) continue;
     loaded = lib;
     loadedPath = path;
+    loadedFrom = `"${path}"`;
     return lib.symbols;
   }
   throw new LibraryLoadError(
-    `Cannot load gpures: no library found (tried ${
-      tried.join(", ")
-    }); run "deno task build" (from a checkout) or "deno run -A jsr:@gpures/gpures/build" (from JSR), or set GPURES_LIB to the library's path`,
+    `Cannot load gpures: no library found. Tried, in order:\n${
+      tried.map((t) => `  - ${t}`).join("\n")
+    }\nTo fix it, ${BUILD_HINT}.`,
     "NOT_FOUND",
   );
 }

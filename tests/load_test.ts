@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import { liveHandles, load } from "../mod.ts";
 import { libraryFileName } from "../ffi/_load.ts";
+import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { placeholderModuleText } from "../tools/prebuild.ts";
 
 const MOD = new URL("../mod.ts", import.meta.url).href;
 const FFI = new URL("../ffi/", import.meta.url);
@@ -81,7 +83,8 @@ async function removeDir(dir: string): Promise<void> {
 
 /**
  * ffi/*.ts, to copy into a temporary folder so the copy's "build next to the
- * module" (<folder>/build) does not exist. `edit` may change a file's text.
+ * module" (<folder>/build) does not exist, with prebuilt/ modules that hold no
+ * library. `edit` may change a file's text.
  */
 function ffiFiles(edit?: (name: string, text: string) => string): Record<string, string> {
   const files: Record<string, string> = {};
@@ -89,6 +92,10 @@ function ffiFiles(edit?: (name: string, text: string) => string): Record<string,
     if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
     const text = Deno.readTextFileSync(new URL(entry.name, FFI));
     files[`ffi/${entry.name}`] = edit ? edit(entry.name, text) : text;
+  }
+  // prebuilt/ with no library for any target: as on a platform without a prebuilt one.
+  for (const t of PREBUILT_TARGETS) {
+    files[`prebuilt/${t.name}.ts`] = placeholderModuleText(t, "a copy without prebuilt libraries");
   }
   return files;
 }

@@ -3,8 +3,10 @@
 // published sources into the cache folder is found by load().
 
 import assert from "node:assert/strict";
-import { NATIVE_SOURCES } from "../build.ts";
+import { nativeSources } from "../build.ts";
 import { VERSION } from "../ffi/_cache.ts";
+import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { placeholderModuleText } from "../tools/prebuild.ts";
 
 const root = new URL("../", import.meta.url);
 
@@ -18,14 +20,28 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-Deno.test("build.ts lists every file the native build needs", () => {
+Deno.test("build.ts takes every file the native build needs from a checkout", async () => {
   const onDisk = [
     "CMakeLists.txt",
     ...filesUnder("cmake/install"),
     ...filesUnder("native/include"),
     ...filesUnder("native/src"),
   ].sort();
-  assert.deepEqual([...NATIVE_SOURCES].sort(), onDisk);
+  assert.deepEqual([...(await nativeSources("disk")).keys()], onDisk);
+});
+
+Deno.test("build.ts takes the sources of an installed package from prebuilt/sources.ts, not the network", async () => {
+  // What a JSR install has: the same kind of files, embedded in a module (its freshness is
+  // tools/prebuild.ts --check's business, so only the shape is checked here).
+  const files = await nativeSources("package");
+  assert.ok(files.has("CMakeLists.txt"));
+  assert.ok(files.has("native/include/gpures.h"));
+  assert.ok([...files.keys()].some((p) => p.startsWith("native/src/") && p.endsWith(".c")));
+  for (const path of files.keys()) {
+    assert.match(path, /^(CMakeLists\.txt|cmake\/install\/|native\/(include|src)\/)/, path);
+  }
+  const text = Deno.readTextFileSync(new URL("build.ts", root));
+  assert.ok(!/\bfetch\(/.test(text), "build.ts fetches nothing");
 });
 
 Deno.test("the module's VERSION is deno.json's version", () => {
@@ -50,6 +66,15 @@ Deno.test("a library built by build.ts into the cache folder is found by load()"
         await Deno.copyFile(${
     JSON.stringify(new URL("ffi/", root).pathname)
   } + e.name, copy + "/ffi/" + e.name);
+      }
+      // prebuilt/ holding no library: as on a platform without a prebuilt one.
+      await Deno.mkdir(copy + "/prebuilt");
+      for (const [name, text] of Object.entries(${
+    JSON.stringify(Object.fromEntries(
+      PREBUILT_TARGETS.map((t) => [t.name, placeholderModuleText(t, "a copy without libraries")]),
+    ))
+  })) {
+        await Deno.writeTextFile(copy + "/prebuilt/" + name + ".ts", text);
       }
       const { load } = await import("file://" + copy + "/ffi/_load.ts");
       const found = load();

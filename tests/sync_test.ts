@@ -48,16 +48,34 @@ Deno.test("a CpuFence is unreached until signalled, then stays reached", { ignor
   assert.equal(fence.describe().kind, "CpuFence");
 });
 
-Deno.test("waitAsync resolves when another task signals, without blocking the loop", {
+Deno.test(
+  "waitAsync resolves when the point is reached elsewhere (the waiter thread wakes this isolate), without blocking the loop",
+  { ignore: !linux },
+  async () => {
+    using fence = CpuFence.create();
+    const fd = fence.dupFd(); // what another process holds
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    setTimeout(() => eventFdSignal(fd), 30); // behind gpures's back: only the waiter thread sees it
+    await fence.waitAsync({ timeout: 5000 });
+    clearInterval(ticker);
+    close(fd);
+    assert.ok(ticks >= 5, `the event loop ran meanwhile (${ticks} ticks)`);
+    await settled();
+  },
+);
+
+Deno.test("signal() here resolves this isolate's waits on the point at once", {
   ignore: !linux,
 }, async () => {
   using fence = CpuFence.create();
-  let ticks = 0;
-  const ticker = setInterval(() => ticks++, 1);
-  setTimeout(() => fence.signal(), 30);
-  await fence.waitAsync({ timeout: 5000 });
-  clearInterval(ticker);
-  assert.ok(ticks >= 5, `the event loop ran meanwhile (${ticks} ticks)`);
+  const order: string[] = [];
+  const wait = fence.waitAsync({ timeout: 5000 }).then(() => order.push("reached"));
+  fence.signal();
+  await Promise.resolve();
+  order.push("next microtask");
+  await wait;
+  assert.deepEqual(order, ["reached", "next microtask"]);
   await settled();
 });
 

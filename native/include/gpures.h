@@ -1339,7 +1339,10 @@ GPURES_API int gpures_sync_signal(gpures_handle sync);
 /*
 ** Waits on the waiter thread: GPURES_EVENT_SYNC_DONE with `token` reaches
 ** `queue` exactly once, with status OK, TIMED_OUT, CANCELLED, DEVICE_LOST or
-** OS_ERROR. The wait holds its own reference to the point, so releasing it
+** OS_ERROR (or INVALID_VALUE: the API stopped knowing the object, as when its
+** owner destroyed it meanwhile). The point is asked once before the wait is
+** handed over, so an API that cannot be opened or refuses the object fails
+** this call instead. The wait holds its own reference to the point, so releasing it
 ** meanwhile is safe. The room for the event is taken now, so the end of the
 ** wait cannot fail to be told. Tokens are the caller's; give each wait its own.
 */
@@ -1357,9 +1360,15 @@ GPURES_API uint32_t gpures_sync_pending(void);
 **   acquire: wait on it before touching the memory (the producer's work);
 **   release: wait on it before reusing the memory (the consumer's work).
 ** gpures_fences_set() makes the handle hold a reference to each (0 clears);
-** they go with it through clones, Workers and sessions (fd-backed ones as
-** fds) and are released with its slot. gpures_fences_get() gives new
-** references (0 when none) that the caller releases.
+** they go with it through clones and Workers, and are released with its
+** slot. gpures_fences_get() gives new references (0 when none) that the
+** caller releases. Across a session: the acquire fence goes before its frame
+** (an fd-backed one; a process-local one makes gpures_session_send() fail
+** with GPURES_E_UNSUPPORTED naming "acquire"), and a received frame's release
+** fence holds its release back until the waiter thread sees it reached (one
+** the host cannot wait on, a GL sync or a binary Vulkan semaphore, cannot be
+** honoured there: the release goes at once). A pooled frame's release fence
+** becomes the acquire fence of its slot's next frame.
 */
 GPURES_API int gpures_fences_set(gpures_handle handle, gpures_handle acquire,
                                  gpures_handle release);

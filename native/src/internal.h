@@ -315,6 +315,9 @@ typedef struct gpures__borrow {
 int gpures__create_borrowing(gpures__op op, uint32_t kind, const void *desc,
                              const gpures_create_options *options, const gpures__borrow *borrow,
                              gpures_handle *out_handle);
+/* begin/end access's halves of gpures_fences_set(), each one step under the slot's lock (meta.c). */
+int gpures__fences_drop_acquire(gpures_handle handle, gpures_handle expected);
+int gpures__fences_put_release(gpures__op op, gpures_handle handle, gpures_handle release);
 /* Marks the frame's memory as given away for good: its at_last_release gets retired = true. */
 int gpures__frame_retire(gpures_handle handle);
 /* The next buffer id: process-wide, never 0, never reused. */

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,6 +142,33 @@ static void a_thousand_idle_waits_are_each_told_when_reached(void) {
   for (uint64_t i = 0; i < N; i++) CHECK_OK(gpures_release(f[i]));
   CHECK_EQ(gpures_sync_pending(), 0);
   CHECK_OK(gpures_event_queue_close(q));
+}
+
+static void many_waits_on_one_fence_poll_its_fd_once(void) {
+  enum { N = 600 }; /* more than the fd limit below: one poll entry per fd, not per wait */
+  struct rlimit old, low;
+  CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
+  low = old;
+  low.rlim_cur = 256;
+  CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  gpures_handle f = fence();
+  for (uint64_t i = 0; i < N; i++) CHECK_OK(gpures_sync_wait_async(f, -1, q, i));
+  struct timespec idle = {0, 20 * 1000000};
+  nanosleep(&idle, NULL);
+  CHECK_EQ(gpures_event_queue_pending(q), 0);
+  CHECK_OK(gpures_sync_signal(f));
+  uint32_t told = 0;
+  while (told < N) {
+    gpures_event e = next_event(q);
+    if (!CHECK_EQ(e.status, GPURES_OK)) break;
+    told++;
+  }
+  CHECK_EQ(told, N);
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_event_queue_close(q));
+  CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
 }
 
 static void points_the_host_cannot_wait_on_say_so(void) {
@@ -373,6 +401,115 @@ static void a_consumers_release_fence_holds_the_producers_slot_until_reached(voi
   CHECK_OK(gpures_release(done));
 }
 
+/* The lowest fd number free now: with RLIMIT_NOFILE there, no new fd can be made. */
+static int lowest_free_fd(void) {
+  int fd = dup(0);
+  close(fd);
+  return fd;
+}
+
+static void a_frame_whose_fence_was_dropped_is_refused_not_handed_out_unsynchronised(void) {
+  gpures_session *tx = NULL, *rx = NULL;
+  if (!session_pair(&tx, &rx)) return;
+  gpures_handle frame = memfd_frame(), f = fence(), got = 0, a = 0, r = 0;
+  CHECK_OK(gpures_fences_set(frame, f, 0));
+  uint32_t sent = 0;
+  CHECK_OK(gpures_session_send(tx, frame, 0, &sent)); /* a FENCE, then the handle */
+  struct rlimit old, none;
+  CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
+  none = old;
+  none.rlim_cur = (rlim_t)lowest_free_fd();
+  CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
+  int dropped = gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got); /* the FENCE's fd cannot arrive */
+  CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+  CHECK_EQ(dropped, GPURES_E_OS_ERROR);
+  CHECK_EQ(got, 0);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "acquire", gpures_session_receive(rx, 0, &got));
+  CHECK_EQ(got, 0); /* refused: never handed out without the fence it came with */
+  /* The session goes on: the next frame, with its fence, arrives whole. */
+  CHECK_OK(gpures_session_send(tx, frame, 0, &sent));
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_fences_get(got, &a, &r));
+  CHECK(a != 0);
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_release(got));
+  CHECK_OK(gpures_session_close(tx));
+  CHECK_OK(gpures_session_close(rx));
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_release(f));
+  CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_FENCE), 0);
+}
+
+static void a_fence_names_its_frame_and_goes_to_no_other(void) {
+  gpures_session *tx = NULL, *rx = NULL;
+  if (!session_pair(&tx, &rx)) return;
+  gpures_handle fenced = memfd_frame(), plain = memfd_frame(), f = fence(), got = 0, a = 0, r = 0;
+  CHECK_OK(gpures_fences_set(fenced, f, 0));
+  uint32_t sent = 0;
+  CHECK_OK(gpures_session_send(tx, fenced, 0, &sent));
+  CHECK_OK(gpures_session_send(tx, plain, 0, &sent));
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_fences_get(got, &a, &r));
+  CHECK(a != 0); /* the first carries its fence */
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_release(got));
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_fences_get(got, &a, &r));
+  CHECK_EQ(a, 0); /* the second has none */
+  CHECK_OK(gpures_release(got));
+  CHECK_OK(gpures_session_close(tx));
+  CHECK_OK(gpures_session_close(rx));
+  CHECK_OK(gpures_release(fenced));
+  CHECK_OK(gpures_release(plain));
+  CHECK_OK(gpures_release(f));
+}
+
+static void begin_access_says_why_its_acquire_fence_failed(void) {
+  gpures_handle frame = cpu_frame(), a = fence();
+  CHECK_OK(gpures_fences_set(frame, a, 0));
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "acquire", gpures_begin_access(frame, 1000000));
+  CHECK(strstr(gpures_last_error(), "the acquire fence: Cannot wait on CpuFence: the point was not reached in time") != NULL);
+  CHECK_OK(gpures_release(frame));
+  CHECK_FAILS(GPURES_E_STALE, "handle", gpures_begin_access(frame, 0));
+  CHECK_OK(gpures_release(a));
+}
+
+typedef struct access_race {
+  gpures_handle frame, acquire, first, second;
+  _Atomic int lost;
+} access_race;
+
+/* Sets both fences, ends access with `second`, and checks that `second` stayed. */
+static void *end_access_in_a_loop(void *arg) {
+  access_race *r = arg;
+  for (int i = 0; i < 3000; i++) {
+    CHECK_OK(gpures_fences_set(r->frame, r->acquire, r->first));
+    CHECK_OK(gpures_end_access(r->frame, r->second));
+    gpures_handle a = 0, rel = 0;
+    CHECK_OK(gpures_fences_get(r->frame, &a, &rel));
+    if (rel != r->second) atomic_fetch_add(&r->lost, 1); /* a begin on the other thread undid it */
+    (void)gpures_release(a);
+    (void)gpures_release(rel);
+  }
+  return NULL;
+}
+
+static void begin_access_on_another_thread_never_undoes_an_end_access(void) {
+  access_race r = {cpu_frame(), fence(), fence(), fence(), 0};
+  CHECK_OK(gpures_sync_signal(r.acquire));
+  pthread_t t;
+  pthread_create(&t, NULL, end_access_in_a_loop, &r);
+  for (int i = 0; i < 3000; i++) CHECK_OK(gpures_begin_access(r.frame, 0));
+  pthread_join(t, NULL);
+  CHECK_EQ(atomic_load(&r.lost), 0);
+  CHECK_OK(gpures_release(r.frame));
+  CHECK_EQ(refcount(r.acquire), 1);
+  CHECK_EQ(refcount(r.second), 1);
+  CHECK_OK(gpures_release(r.acquire));
+  CHECK_OK(gpures_release(r.first));
+  CHECK_OK(gpures_release(r.second));
+}
+
 static void a_memfd_has_no_implicit_fences_to_export(void) {
   gpures_handle frame = memfd_frame(), out = 7;
   CHECK_FAILS(GPURES_E_UNSUPPORTED, "fds[0]",
@@ -394,12 +531,17 @@ int main(void) {
   RUN(a_blocking_wait_wakes_when_another_thread_signals);
   RUN(an_async_wait_is_told_once_on_its_queue);
   RUN(a_thousand_idle_waits_are_each_told_when_reached);
+  RUN(many_waits_on_one_fence_poll_its_fd_once);
   RUN(points_the_host_cannot_wait_on_say_so);
   RUN(a_fence_fd_of_the_wrong_kind_is_refused);
   RUN(a_handle_holds_its_fences_and_lets_them_go_with_its_slot);
   RUN(a_release_fence_becomes_the_slots_next_acquire_fence);
   RUN(an_acquire_fence_leads_its_frame_across_a_session);
   RUN(a_consumers_release_fence_holds_the_producers_slot_until_reached);
+  RUN(a_frame_whose_fence_was_dropped_is_refused_not_handed_out_unsynchronised);
+  RUN(a_fence_names_its_frame_and_goes_to_no_other);
+  RUN(begin_access_says_why_its_acquire_fence_failed);
+  RUN(begin_access_on_another_thread_never_undoes_an_end_access);
   RUN(a_memfd_has_no_implicit_fences_to_export);
   return check_finish("test_sync");
 }

@@ -12,6 +12,7 @@ const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6"
   pipe2: { parameters: ["buffer", "i32"], result: "i32", optional: true }, // Linux
   eventfd: { parameters: ["u32", "i32"], result: "i32", optional: true }, // Linux
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
 }).symbols;
 
 const F_GETFD = 1;
@@ -148,6 +149,20 @@ export function fdLimit(): number {
   const rlimit = new BigUint64Array(2); // { rlim_cur, rlim_max }
   if (limits.getrlimit(RLIMIT_NOFILE, rlimit) !== 0) throw new Error("getrlimit failed");
   return Number(rlimit[0] < 1n << 20n ? rlimit[0] : 1n << 20n);
+}
+
+/**
+ * Open memfds of this process (what frames are made of), through libc: unlike
+ * the count of every fd, the runtime's own files do not come and go in it.
+ */
+export function countOpenMemfds(): number {
+  const link = new Uint8Array(64);
+  let n = 0;
+  for (let fd = 0, end = fdLimit(); fd < end; fd++) {
+    const got = Number(libc.readlink(new TextEncoder().encode(`/proc/self/fd/${fd}\0`), link, 64n));
+    if (got > 8 && new TextDecoder().decode(link.subarray(0, 8)) === "/memfd:") n++;
+  }
+  return n;
 }
 
 /** Open fds of this process, counted through libc (needs only --allow-ffi). */

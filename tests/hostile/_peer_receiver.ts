@@ -17,7 +17,7 @@
 // Each result is one line of JSON on stdout.
 
 import { Channel, DmaBufHandle, GpuResourceError, liveHandles } from "../../mod.ts";
-import { countOpenFds, sealsOf } from "../_support/libc.ts";
+import { countOpenMemfds, sealsOf } from "../_support/libc.ts";
 import {
   closeFd,
   dropPrivileges,
@@ -84,11 +84,11 @@ if (mode === "shrink") {
   using channel = await listener.accept();
   await stdin!.expect("go");
   const handles = liveHandles();
-  const fds = countOpenFds();
+  const fds = countOpenMemfds(); // frames are memfds; the runtime's own fds come and go
   // The message is already queued: receive() takes it in its first, synchronous call.
   const first = withoutFreeFds(() => settle(channel.receive()));
   const dropped = await first;
-  const fdsAfterDrop = countOpenFds();
+  const fdsAfterDrop = countOpenMemfds();
   const next = await settle(channel.receive().then((f) => (f?.release(), f)));
   say({ dropped, next, fds, fdsAfterDrop, handlesLeaked: liveHandles() - handles });
 } else if (mode === "out-of-fds") {

@@ -32,7 +32,7 @@ Deno.test({
       assert.match(dropped.message, /dropped/);
       assert.match(dropped.message, /EMFILE/);
       assert.deepEqual(next, { ok: "DmaBufHandle" }, "the channel goes on");
-      assert.equal(result.fdsAfterDrop, result.fds, "nothing of the dropped message stayed open");
+      assert.equal(result.fdsAfterDrop, result.fds, "no memfd of the dropped message stayed open");
       assert.equal(result.handlesLeaked, 0);
       const { status, stderr } = await receiver.done();
       assert.ok(status.success, stderr);

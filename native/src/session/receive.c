@@ -224,9 +224,9 @@ static int take_forget(gpures__op op, gpures_session *s, uint64_t peer_id) {
 }
 
 /*
-** A FENCE message: a SyncPoint for the next frame. It is held until that
-** frame arrives; a second one replaces the first (a sender that retried a
-** frame the socket had no room for sends its fence again).
+** A FENCE message: a SyncPoint for the frame it names (buffer, serial; 0, 0
+** for a plain handle), held until that frame arrives. A later FENCE replaces
+** it (a sender that found the socket full sends both again).
 */
 static int take_fence(gpures__op op, gpures_session *s, const gpures__wire_header *h,
                       unsigned char *body, gpures__datagram *d) {
@@ -241,19 +241,55 @@ static int take_fence(gpures__op op, gpures_session *s, const gpures__wire_heade
   pthread_mutex_lock(&s->mu);
   gpures_handle old = s->fence;
   s->fence = fence;
+  s->fence_buffer = h->buffer;
+  s->fence_serial = h->serial;
   pthread_mutex_unlock(&s->mu);
   (void)gpures_release(old);
   return GPURES_OK;
 }
 
-/* The held fence, if any, becomes the received handle's acquire fence. */
-static void attach_fence(gpures_session *s, gpures_handle handle) {
+/*
+** A FENCE that did not arrive (refused, or dropped with its fds): the frame it
+** names must not be handed out without it, or its consumer would read what
+** the producer is still writing. Called with the header of the lost message.
+*/
+static void fence_lost(gpures_session *s, const gpures__wire_header *h) {
+  pthread_mutex_lock(&s->mu);
+  s->fence_lost = true;
+  s->lost_buffer = h->buffer;
+  s->lost_serial = h->serial;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* A message the channel refused may have been a FENCE: if its header says so, it is lost. */
+static void maybe_fence_lost(gpures_session *s, const gpures__datagram *d) {
+  gpures__wire_header h;
+  if (d->n < sizeof h) return;
+  memcpy(&h, d->storage, sizeof h);
+  if (h.magic == GPURES__WIRE_MAGIC && h.header_size == sizeof h && h.type == GPURES__MSG_FENCE)
+    fence_lost(s, &h);
+}
+
+/* Refuses the frame whose FENCE was lost. */
+static int check_fence_arrived(gpures__op op, gpures_session *s, const gpures__wire_header *h) {
+  pthread_mutex_lock(&s->mu);
+  bool lost = s->fence_lost && s->lost_buffer == h->buffer && s->lost_serial == h->serial;
+  if (lost) s->fence_lost = false;
+  pthread_mutex_unlock(&s->mu);
+  if (!lost) return GPURES_OK;
+  return gpures__fail(op, GPURES_E_INVALID_VALUE, "acquire",
+                      "the frame's acquire fence did not arrive (refused or dropped), so the frame "
+                      "is refused rather than handed out unsynchronised");
+}
+
+/* The held fence becomes the received handle's acquire fence, if it names this one. */
+static void attach_fence(gpures_session *s, gpures_handle handle, uint64_t buffer, uint64_t serial) {
   pthread_mutex_lock(&s->mu);
   gpures_handle fence = s->fence;
-  s->fence = 0;
+  bool mine = s->fence_buffer == buffer && s->fence_serial == serial;
+  s->fence = 0; /* one that names another frame is stale: that frame was never sent */
   pthread_mutex_unlock(&s->mu);
-  if (!fence) return;
-  (void)gpures_fences_set(handle, fence, 0);
+  if (fence && mine) (void)gpures_fences_set(handle, fence, 0);
   (void)gpures_release(fence);
 }
 
@@ -264,19 +300,26 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
   bool allow_unsealed = (flags & GPURES_CHANNEL_ALLOW_UNSEALED) != 0;
   int status = gpures__wire_parse(&op, (unsigned char *)d->storage, d->n, d->nfds, &h, &body);
   if (status != GPURES_OK) return status;
+  if ((h.type == GPURES__MSG_HANDLE || h.type == GPURES__MSG_FRAME) &&
+      (status = check_fence_arrived(op, s, &h)) != GPURES_OK)
+    return status;
   switch (h.type) {
     case GPURES__MSG_HANDLE:
       status = gpures__wire_decode(&op, &h, body, d->fds, d->nfds, allow_unsealed, out);
       if (status == GPURES_OK) d->nfds = 0;
+      if (status == GPURES_OK) attach_fence(s, *out, h.buffer, h.serial);
       return status;
     case GPURES__MSG_FRAME:
-      return take_frame(op, s, &h, body, d, allow_unsealed, out);
+      status = take_frame(op, s, &h, body, d, allow_unsealed, out);
+      if (status == GPURES_OK) attach_fence(s, *out, h.buffer, h.serial);
+      return status;
     case GPURES__MSG_FORGET:
       *again = true;
       return take_forget(op, s, h.buffer);
     case GPURES__MSG_FENCE:
       *again = true;
-      return take_fence(op, s, &h, body, d);
+      if ((status = take_fence(op, s, &h, body, d)) != GPURES_OK) fence_lost(s, &h);
+      return status;
     default:
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
                           "a release came to the receiving side of a session");
@@ -295,7 +338,9 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x", flags);
   gpures__datagram d;
   for (;;) {
+    d.n = 0;
     int status = gpures__datagram_receive(op, s->fd, flags, &d);
+    if (status != GPURES_OK && status != GPURES_E_STALE) maybe_fence_lost(s, &d);
     if (status == GPURES_E_STALE) {
       pthread_mutex_lock(&s->mu);
       s->ended = true;
@@ -310,7 +355,6 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
       return status;
     }
     if (!again) {
-      attach_fence(s, *out_handle);
       pthread_mutex_lock(&s->mu);
       s->stats.frames++;
       pthread_mutex_unlock(&s->mu);

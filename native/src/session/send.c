@@ -41,7 +41,8 @@ static int send_with_fds(gpures__op op, int fd, const gpures__wire_message *msg,
 ** consumer that never waits would read what its producer is still writing.
 ** Called holding the session's lock, so no other send comes between them.
 */
-static int send_fence(gpures__op op, gpures_session *s, gpures_handle handle, uint32_t *out_sent) {
+static int send_fence(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
+                      uint64_t serial, uint32_t *out_sent) {
   gpures_handle acquire = 0, release = 0;
   *out_sent = 1;
   int status = gpures_fences_get(handle, &acquire, &release);
@@ -56,10 +57,14 @@ static int send_fence(gpures__op op, gpures_session *s, gpures_handle handle, ui
                           "fd-backed one (SyncFile, CpuFence, VkSemaphoreFd)",
                           gpures__kind_name(fence_op.kind));
   } else {
+    /* Names its frame: a receiver gives it to that frame only, never to the next one by chance. */
     fence.h.type = GPURES__MSG_FENCE;
+    fence.h.buffer = buffer;
+    fence.h.serial = serial;
     status = send_with_fds(op, s->fd, &fence, acquire, out_sent);
   }
   (void)gpures_release(acquire);
+  if (status != GPURES_OK) *out_sent = 0;
   return status;
 }
 
@@ -86,7 +91,7 @@ static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
                         "the peer holds %u frames of %u buffers, the most a session tracks (or "
                         "memory ran out)", s->num_flights, s->num_known);
-  int status = send_fence(op, s, handle, out_sent);
+  int status = send_fence(op, s, handle, buffer, s->next_serial + 1, out_sent);
   if (status != GPURES_OK || !*out_sent) return status;
   status = gpures_clone(handle); /* the peer's reference, until its release comes back */
   if (status != GPURES_OK) return gpures__refail(op, status);
@@ -135,7 +140,7 @@ int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
   if (buffer) return send_frame(op, s, handle, buffer, &msg, flags, out_sent);
   for (;;) { /* a handle without a buffer identity goes whole, as over a plain channel */
     pthread_mutex_lock(&s->mu);
-    status = send_fence(op, s, handle, out_sent);
+    status = send_fence(op, s, handle, 0, 0, out_sent); /* a plain handle: buffer and serial 0 */
     if (status == GPURES_OK && *out_sent) status = send_with_fds(op, s->fd, &msg, handle, out_sent);
     pthread_mutex_unlock(&s->mu);
     if (status != GPURES_OK || *out_sent || (flags & GPURES_CHANNEL_NONBLOCK)) return status;

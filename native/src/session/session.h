@@ -60,6 +60,9 @@ struct gpures_session {
   pending_notice *pending; uint32_t num_pending, cap_pending; /* notices waiting for room */
   uint64_t forgotten[SESSION_MAX_FORGOTTEN]; uint32_t num_forgotten; /* RECEIVE, local ids */
   gpures_handle fence;    /* RECEIVE: a FENCE that came, waiting for its frame (0: none) */
+  uint64_t fence_buffer, fence_serial; /* the frame it names (0, 0: the next plain handle) */
+  bool fence_lost;        /* a FENCE was refused or dropped: the frame it named must be refused too */
+  uint64_t lost_buffer, lost_serial;
 };
 
 /* Counts a refused message. */

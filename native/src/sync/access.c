@@ -31,20 +31,15 @@ static int wait_implicit(gpures__op op, gpures_handle handle, int64_t timeout_ns
   if (status != GPURES_OK || kind != GPURES_KIND_DMA_BUF_HANDLE) return status;
   int64_t deadline = timeout_ns < 0 ? INT64_MAX : gpures__now_ns() + timeout_ns;
   for (uint32_t i = 0; i < d.num_fds; i++) {
-    for (;;) {
-      struct pollfd p = {d.fds[i], POLLOUT, 0};
-      int64_t left = deadline == INT64_MAX ? -1 : deadline - gpures__now_ns();
-      if (left < 0 && deadline != INT64_MAX) left = 0;
-      struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
-      int n = ppoll(&p, 1, left < 0 ? NULL : &ts, NULL);
-      if (n < 0 && errno == EINTR) continue;
-      char field[16];
-      snprintf(field, sizeof field, "fds[%u]", i);
-      if (n < 0) return gpures__os_fail(op, field, "ppoll", errno);
-      if (n == 0)
-        return gpures__fail(op, GPURES_E_TIMED_OUT, field, "the buffer's implicit fences did not signal in time");
-      break;
-    }
+    struct pollfd p = {d.fds[i], POLLOUT, 0};
+    int n = gpures__poll_until(&p, 1, deadline);
+    char field[16];
+    snprintf(field, sizeof field, "fds[%u]", i);
+    if (n < 0) return gpures__os_fail(op, field, "poll", errno);
+    if (n == 0)
+      return gpures__fail(op, GPURES_E_TIMED_OUT, field, "the buffer's implicit fences did not signal in time");
+    if (p.revents & (POLLNVAL | POLLERR)) /* never taken for "ready" */
+      return gpures__os_fail(op, field, "poll", (p.revents & POLLNVAL) ? EBADF : EIO);
   }
   return GPURES_OK;
 }
@@ -57,40 +52,34 @@ static int wait_implicit(gpures__op op, gpures_handle handle, int64_t timeout_ns
 
 int gpures_begin_access(gpures_handle handle, int64_t timeout_ns) {
   gpures__op op = {"begin access to", 0};
-  gpures_handle acquire = 0, release = 0;
-  int status = gpures_fences_get(handle, &acquire, &release);
+  /* Our own reference: the fds polled below stay open even if the caller's goes meanwhile. */
+  int status = gpures_clone(handle);
   if (status != GPURES_OK) return gpures__refail(op, status);
   (void)gpures_kind(handle, &op.kind);
+  gpures_handle acquire = 0, release = 0;
+  status = gpures_fences_get(handle, &acquire, &release);
+  (void)gpures_release(release);
   int64_t start = gpures__now_ns();
-  if (acquire) {
-    status = gpures_sync_wait(acquire, timeout_ns);
-    if (status != GPURES_OK) status = gpures__fail(op, status, "acquire", "%s", gpures_last_error());
+  if (status == GPURES_OK && acquire && (status = gpures_sync_wait(acquire, timeout_ns)) != GPURES_OK) {
+    char why[512]; /* the wait's own message, copied before this failure replaces it */
+    snprintf(why, sizeof why, "the acquire fence: %s", gpures_last_error());
+    status = gpures__fail(op, status, "acquire", "%s", why);
   }
   if (status == GPURES_OK) {
     int64_t left = timeout_ns < 0 ? -1 : timeout_ns - (gpures__now_ns() - start);
     status = wait_implicit(op, handle, left < 0 && timeout_ns >= 0 ? 0 : left);
   }
-  /* Reached: the frame needs it no more. (Set only if no one replaced it meanwhile.) */
-  if (status == GPURES_OK && acquire) {
-    gpures_handle now_acquire = 0, now_release = 0;
-    if (gpures_fences_get(handle, &now_acquire, &now_release) == GPURES_OK && now_acquire == acquire)
-      (void)gpures_fences_set(handle, 0, now_release);
-    (void)gpures_release(now_acquire);
-    (void)gpures_release(now_release);
-  }
+  /* Reached: the frame needs it no more (unless someone set another meanwhile). */
+  if (status == GPURES_OK && acquire) (void)gpures__fences_drop_acquire(handle, acquire);
   (void)gpures_release(acquire);
-  (void)gpures_release(release);
+  (void)gpures_release(handle);
   return status;
 }
 
 int gpures_end_access(gpures_handle handle, gpures_handle release) {
   gpures__op op = {"end access to", 0};
-  gpures_handle acquire = 0, old_release = 0;
-  int status = gpures_fences_get(handle, &acquire, &old_release);
-  if (status == GPURES_OK) status = gpures_fences_set(handle, acquire, release);
-  (void)gpures_release(acquire);
-  (void)gpures_release(old_release);
-  return status == GPURES_OK ? status : gpures__refail(op, status);
+  (void)gpures_kind(handle, &op.kind);
+  return gpures__fences_put_release(op, handle, release);
 }
 
 /* ------------------------------------------------------ dma-buf sync files */

@@ -100,21 +100,33 @@ int64_t gpures__now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int gpures__poll_until(struct pollfd *fds, unsigned n, int64_t deadline) {
+  for (;;) {
+    int64_t left = deadline == INT64_MAX ? -1 : deadline - gpures__now_ns();
+    if (left < 0 && deadline != INT64_MAX) left = 0;
+#if defined(__linux__)
+    struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+    int ready = ppoll(fds, n, left < 0 ? NULL : &ts, NULL);
+#else /* no ppoll (macOS): milliseconds, rounded up so a wait never ends early */
+    int ready = poll(fds, n, left < 0 ? -1 : left > INT32_MAX * 1000000LL ? INT32_MAX
+                                                                         : (int)((left + 999999) / 1000000));
+#endif
+    if (ready >= 0 || errno != EINTR) return ready;
+    if (deadline != INT64_MAX && gpures__now_ns() >= deadline) return 0;
+  }
+}
+
 /* poll() for POLLIN up to timeout_ns (negative: forever); *reached. */
 static int poll_fd(gpures__op op, int fd, int64_t timeout_ns, bool *reached) {
   int64_t deadline = timeout_ns < 0 ? INT64_MAX : gpures__now_ns() + timeout_ns;
-  for (;;) {
+  {
     struct pollfd p = {fd, POLLIN, 0};
-    int64_t left = deadline == INT64_MAX ? -1 : deadline - gpures__now_ns();
-    if (left < 0 && deadline != INT64_MAX) left = 0;
-    struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
-    int n = ppoll(&p, 1, left < 0 ? NULL : &ts, NULL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return gpures__os_fail(op, "fd", "ppoll", errno);
-    if (p.revents & POLLNVAL) return gpures__os_fail(op, "fd", "ppoll", EBADF);
+    int n = gpures__poll_until(&p, 1, deadline);
+    if (n < 0) return gpures__os_fail(op, "fd", "poll", errno);
+    if (p.revents & POLLNVAL) return gpures__os_fail(op, "fd", "poll", EBADF);
     /* A fence that ended in error is signalled too (POLLIN); POLLERR alone is not reached. */
     *reached = (p.revents & POLLIN) != 0;
-    if (!*reached && (p.revents & POLLERR)) return gpures__os_fail(op, "fd", "ppoll (POLLERR)", EIO);
+    if (!*reached && (p.revents & POLLERR)) return gpures__os_fail(op, "fd", "poll (POLLERR)", EIO);
     return GPURES_OK;
   }
 }

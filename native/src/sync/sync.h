@@ -43,6 +43,15 @@ int gpures__fence_query(gpures__op op, const gpures__fence *f, bool *reached);
 int gpures__fence_wait(gpures__op op, const gpures__fence *f, int64_t timeout_ns);
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t gpures__now_ns(void);
+#if !defined(_WIN32)
+#include <poll.h>
+/*
+** poll() until `deadline` (gpures__now_ns() time; INT64_MAX: none), through
+** EINTR: ppoll's nanoseconds on Linux, poll's milliseconds (rounded up)
+** elsewhere. The count ready, 0 when the time ran out, -1 with errno.
+*/
+int gpures__poll_until(struct pollfd *fds, unsigned n, int64_t deadline);
+#endif
 
 /* apis.c: each returns UNSUPPORTED naming the library when it cannot be opened. */
 int gpures__vk_counter(gpures__op op, void *device, uint64_t semaphore, uint64_t *out_value);

@@ -2,7 +2,7 @@
 ** waiter.c: the one waiter thread. An async wait (gpures_sync_wait_async)
 ** lands here with its own reference to the point and the room for its event
 ** set aside in the host's queue, so its end is always told, exactly once.
-** The thread sleeps in ppoll() on the fds of fd-backed points and on a wake
+** The thread sleeps in poll() on the fds of fd-backed points and on a wake
 ** pipe; points it can only ask about (Vulkan, CUDA, OpenCL) are asked when
 ** their turn comes, 50 us after they were added, doubling to 2 ms, so an idle
 ** thread with a thousand pending points sleeps. It starts with the first
@@ -32,6 +32,9 @@ typedef struct waiter {
   int64_t deadline;   /* INT64_MAX: none */
   int64_t next_look;  /* query points: when to ask again */
   int64_t nap;
+  size_t poll_index;  /* this round: the entry of its fd in the poll set (0: none) */
+  int query_status;   /* this round's answer of its API */
+  bool query_reached;
   int status;         /* set when done: the event's status */
   bool done;
 } waiter;
@@ -65,20 +68,99 @@ static void finish(waiter *w) {
   else (void)gpures__event_post_status(done.queue, done.token, GPURES_EVENT_SYNC_DONE, done.status);
 }
 
-/* Looks at one waiter; `revents` from poll for fd points. Locked. */
-static void look(waiter *w, short revents, int64_t now) {
-  gpures__op op = {"wait on", w->fence.kind};
-  if (w->fence.how == GPURES__WAIT_FD) {
-    if (revents & POLLIN) w->done = true, w->status = GPURES_OK;
-    else if (revents & (POLLERR | POLLNVAL)) w->done = true, w->status = GPURES_E_OS_ERROR;
-  } else if (now >= w->next_look) {
+/*
+** One round's view of the waiters: the pollfds (entry 0 the wake pipe, then
+** each distinct fence fd once, however many wait on it: a poll set larger than
+** the fd limit would fail) and the waiters that are due an API query. It
+** starts in the thread's own arrays and grows from the heap; a failed grow
+** leaves the rest for the next round, 1 ms later.
+*/
+#define ROUND_STATIC 64u
+
+typedef struct round {
+  struct pollfd first_fds[ROUND_STATIC], *fds;
+  waiter *first_due[ROUND_STATIC], **due;
+  size_t cap, nfds, ndue;
+  bool short_of_room;
+} round;
+
+static void round_reserve(round *r, size_t need) {
+  if (need <= r->cap) return;
+  struct pollfd *f = gpures__alloc(need * sizeof *f);
+  waiter **d = f ? gpures__alloc(need * sizeof *d) : NULL;
+  if (!d) {
+    gpures__free(f);
+    r->short_of_room = true;
+    return;
+  }
+  if (r->fds != r->first_fds) gpures__free(r->fds), gpures__free(r->due);
+  r->fds = f, r->due = d, r->cap = need;
+}
+
+/* The index of fd in the poll set, adding it; 0 when there is no room. Locked. */
+static size_t poll_index(round *r, int fd) {
+  for (size_t i = 1; i < r->nfds; i++)
+    if (r->fds[i].fd == fd) return i;
+  if (r->nfds == r->cap) return r->short_of_room = true, 0;
+  r->fds[r->nfds] = (struct pollfd){fd, POLLIN, 0};
+  return r->nfds++;
+}
+
+/* What this round waits for: fds to poll, queries due, and when to look again. Locked. */
+static int64_t plan(round *r, int64_t now) {
+  size_t total = 1;
+  for (waiter *w = waiters; w; w = w->next) total++;
+  r->short_of_room = false;
+  round_reserve(r, total);
+  r->nfds = 1, r->ndue = 0;
+  r->fds[0] = (struct pollfd){wake_fds[0], POLLIN, 0};
+  int64_t soonest = INT64_MAX;
+  for (waiter *w = waiters; w; w = w->next) {
+    if (w->done) {
+      soonest = now; /* cancelled: collect it at once */
+    } else if (w->fence.how == GPURES__WAIT_FD) {
+      w->poll_index = poll_index(r, w->fence.fd);
+    } else if (now >= w->next_look && r->ndue < r->cap) {
+      r->due[r->ndue++] = w;
+    }
+    if (!w->done && w->fence.how != GPURES__WAIT_FD && w->next_look < soonest) soonest = w->next_look;
+    if (w->deadline < soonest) soonest = w->deadline;
+  }
+  if (r->short_of_room && now + 1000000 < soonest) soonest = now + 1000000;
+  return soonest;
+}
+
+/* Asks the due APIs, outside the lock: a first dlopen or a driver call must not hold up signal() or a cancel. */
+static void query_due(round *r) {
+  for (size_t i = 0; i < r->ndue; i++) {
+    waiter *w = r->due[i]; /* its fence never changes, and only this thread frees it */
+    gpures__op op = {"wait on", w->fence.kind};
     bool reached = false;
-    int status = gpures__fence_query(op, &w->fence, &reached);
-    if (status != GPURES_OK || reached) w->done = true, w->status = status;
+    w->query_status = gpures__fence_query(op, &w->fence, &reached);
+    w->query_reached = reached;
+  }
+}
+
+/* What the round found, for each waiter not already done (a cancel stays a cancel). Locked. */
+static void settle(round *r, int ready, int poll_errno, int64_t now) {
+  for (size_t i = 0; i < r->ndue; i++) {
+    waiter *w = r->due[i];
+    if (w->done) continue;
+    if (w->query_status != GPURES_OK || w->query_reached)
+      w->done = true, w->status = w->query_status;
     w->nap = w->nap < 2000000 ? w->nap * 2 : w->nap;
     w->next_look = now + w->nap;
   }
-  if (!w->done && now >= w->deadline) w->done = true, w->status = GPURES_E_TIMED_OUT;
+  for (waiter *w = waiters; w; w = w->next) {
+    if (w->done) continue;
+    if (w->fence.how == GPURES__WAIT_FD && w->poll_index) {
+      short revents = ready > 0 ? r->fds[w->poll_index].revents : 0;
+      if (revents & POLLIN) w->done = true, w->status = GPURES_OK;
+      else if (revents & (POLLERR | POLLNVAL)) w->done = true, w->status = GPURES_E_OS_ERROR;
+      else if (ready < 0 && poll_errno != EINTR) w->done = true, w->status = GPURES_E_OS_ERROR;
+    }
+    if (!w->done && now >= w->deadline) w->done = true, w->status = GPURES_E_TIMED_OUT;
+  }
 }
 
 static void *run(void *arg) {
@@ -86,43 +168,25 @@ static void *run(void *arg) {
 #if defined(__linux__)
   pthread_setname_np(pthread_self(), "gpures-sync"); /* what top and /proc call it */
 #endif
-  struct pollfd *fds = NULL;
-  waiter **fd_waiters = NULL;
-  size_t cap = 0;
+  round r;
+  r.fds = r.first_fds, r.due = r.first_due, r.cap = ROUND_STATIC;
   pthread_mutex_lock(&mu);
   while (!stopping && waiters) {
-    size_t n = 1, total = 0;
-    int64_t soonest = INT64_MAX;
-    for (waiter *w = waiters; w; w = w->next) total++;
-    if (total + 1 > cap) { /* grows only; a failed grow waits a little and tries again */
-      struct pollfd *f = gpures__realloc(fds, (total + 1) * sizeof *f);
-      waiter **fw = f ? gpures__realloc(fd_waiters, (total + 1) * sizeof *fw) : NULL;
-      if (f) fds = f;
-      if (fw) fd_waiters = fw, cap = total + 1;
-    }
-    fds[0] = (struct pollfd){wake_fds[0], POLLIN, 0};
-    for (waiter *w = waiters; w && n < cap; w = w->next) {
-      if (w->fence.how == GPURES__WAIT_FD) fd_waiters[n] = w, fds[n++] = (struct pollfd){w->fence.fd, POLLIN, 0};
-      else if (w->next_look < soonest) soonest = w->next_look;
-      if (w->deadline < soonest) soonest = w->deadline;
-    }
+    int64_t soonest = plan(&r, gpures__now_ns());
     pthread_mutex_unlock(&mu);
-    int64_t left = soonest == INT64_MAX ? -1 : soonest - gpures__now_ns();
-    if (left < 0 && soonest != INT64_MAX) left = 0;
-    struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
-    int ready = ppoll(fds, n, left < 0 ? NULL : &ts, NULL);
+    query_due(&r);
+    int ready = r.ndue ? 0 : gpures__poll_until(r.fds, (unsigned)r.nfds, soonest);
+    if (r.ndue) ready = poll(r.fds, r.nfds, 0); /* answers came: look at the fds, without waiting */
+    int poll_errno = ready < 0 ? errno : 0;
     pthread_mutex_lock(&mu);
-    if (ready > 0 && fds[0].revents) {
+    if (ready > 0 && r.fds[0].revents) {
       char buf[64];
       while (read(wake_fds[0], buf, sizeof buf) > 0) {}
     }
-    /* The waiters polled are still listed: only this thread takes waiters off (cancel marks them). */
-    int64_t now = gpures__now_ns();
-    for (size_t i = 1; i < n; i++) look(fd_waiters[i], ready > 0 ? fds[i].revents : 0, now);
+    settle(&r, ready, poll_errno, gpures__now_ns());
     waiter *finished = NULL;
-    for (waiter **at = &waiters; *at;) {
+    for (waiter **at = &waiters; *at;) { /* only this thread takes waiters off the list */
       waiter *w = *at;
-      if (w->fence.how != GPURES__WAIT_FD) look(w, 0, now);
       if (!w->done) {
         at = &w->next;
         continue;
@@ -141,12 +205,33 @@ static void *run(void *arg) {
   }
   running = false;
   pthread_mutex_unlock(&mu);
-  gpures__free(fds);
-  gpures__free(fd_waiters);
+  if (r.fds != r.first_fds) gpures__free(r.fds), gpures__free(r.due);
   return NULL;
 }
 
+/*
+** fork(): the child has no waiter thread, and the wake pipe is shared with
+** the parent (a child reading it would steal the parent's wake-ups). The
+** child starts afresh: no thread, no waits (theirs are the parent's), a new
+** pipe when it first waits. The lock is held across the fork so that the
+** child's copy is never one taken mid-change by another thread.
+*/
+static void before_fork(void) { pthread_mutex_lock(&mu); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&mu); }
+static void after_fork_child(void) {
+  for (int i = 0; i < 2; i++)
+    if (wake_fds[i] >= 0) close(wake_fds[i]), wake_fds[i] = -1;
+  waiters = NULL; /* the parent's: their memory and references stay with it */
+  running = false;
+  thread = 0;
+  atomic_store(&pending, 0);
+  pthread_mutex_init(&mu, NULL);
+}
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void watch_forks(void) { (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
+
 static int start(gpures__op op) {
+  pthread_once(&fork_once, watch_forks);
   if (wake_fds[0] < 0) {
     if (pipe(wake_fds) != 0) return gpures__os_fail(op, "", "pipe()", errno);
     for (int i = 0; i < 2; i++) {
@@ -178,6 +263,9 @@ static int add_waiter(gpures__op op, gpures_handle sync, int64_t timeout_ns, wai
   if (status == GPURES_OK && w->fence.how == GPURES__WAIT_GL)
     status = gpures__fail(op, GPURES_E_UNSUPPORTED, "",
                           "a GL sync is waited on where its context is current, not on a thread of gpures's");
+  /* Asked once here: an API that cannot be opened, or refuses the object, is this call's error. */
+  bool reached = false;
+  if (status == GPURES_OK) status = gpures__fence_query(op, &w->fence, &reached);
   int64_t now = gpures__now_ns();
   w->sync = sync;
   w->deadline = timeout_ns < 0 || timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;

@@ -150,3 +150,37 @@ int gpures_fences_get(gpures_handle handle, gpures_handle *out_acquire, gpures_h
   *out_release = release;
   return unpin(handle, op.verb);
 }
+
+/* Clears the acquire fence if it is still `expected` (begin access reached it). */
+int gpures__fences_drop_acquire(gpures_handle handle, gpures_handle expected) {
+  slot *s = NULL;
+  int status = pin(handle, "begin access to", &s);
+  if (status != GPURES_OK) return status;
+  gpures__lock_acquire(meta_lock(handle));
+  bool same = s->fences[0] == expected;
+  if (same) s->fences[0] = 0;
+  gpures__lock_release(meta_lock(handle));
+  if (same) (void)gpures_release(expected);
+  return unpin(handle, "begin access to");
+}
+
+/* Replaces the release fence alone, leaving the acquire fence as it is (end access). */
+int gpures__fences_put_release(gpures__op op, gpures_handle handle, gpures_handle release) {
+  slot *s = NULL;
+  int status = pin(handle, op.verb, &s);
+  if (status != GPURES_OK) return status;
+  if (gpures_kind_info_of(s->kind)->family != GPURES_FAMILY_RESOURCE)
+    status = gpures__fail(op, GPURES_E_WRONG_KIND, "handle", "a SyncPoint carries no fences");
+  if (status == GPURES_OK) status = check_fence(op, "release", release);
+  if (status == GPURES_OK && release && (status = gpures_clone(release)) != GPURES_OK)
+    status = gpures__fail(op, status, "release", "release was released meanwhile");
+  if (status == GPURES_OK) {
+    gpures__lock_acquire(meta_lock(handle));
+    gpures_handle old = s->fences[1];
+    s->fences[1] = release;
+    gpures__lock_release(meta_lock(handle));
+    (void)gpures_release(old);
+  }
+  int unpinned = unpin(handle, op.verb);
+  return status != GPURES_OK ? status : unpinned;
+}
