@@ -24,7 +24,8 @@
 **   events/   event queues, through which hosts learn of last releases
 **   enums/    the named values descriptors store, and pixel format layouts
 **   core/     the thread's last error, allocation
-**   os/       the platform: fds, a lock, the thread-exit hook, errno names
+**   os/       the platform: fds, a lock, background threads, the thread-exit
+**             hook, errno names, what kind of fence an fd is
 **
 ** Where a frame goes: gpures_create() (table/handles.c) checks the struct
 ** sizes (table/struct_size.c), validates the descriptor through its kind's
@@ -95,6 +96,7 @@ void gpures__fd_close(int fd);
 ** blocking wait a host runs on a helper thread, the service thread.
 */
 void gpures__pin_library(void);
+
 /* What a fence fd is (os/fence_fd.c): UNKNOWN when the kernel cannot be asked (no /proc). */
 enum {
   GPURES__FENCE_FD_UNKNOWN = 0,
@@ -160,6 +162,29 @@ const char *gpures__kind_name(uint32_t kind);
 */
 int gpures__fail_table_full(gpures__op op, uint32_t capacity, uint32_t retired, const char *what,
                             const char *advice);
+
+#if !defined(_WIN32)
+#include <pthread.h>
+/*
+** A background thread that starts with its first job and ends when it has
+** none (os/worker.c): the owner holds its own lock around start, reads
+** `running` under it, and the thread sets running = false under it as it ends.
+*/
+typedef struct gpures__worker {
+  int wake[2];      /* the pipe that wakes the thread's poll(); {-1, -1} until the first start */
+  bool running;     /* a thread runs (or was just started) */
+  bool started;     /* `thread` names a thread that has not been joined */
+  pthread_t thread;
+} gpures__worker;
+#define GPURES__WORKER_INIT {{-1, -1}, false, false, 0}
+/* Starts the thread unless it runs; makes the pipe first. Call holding the owner's lock. */
+int gpures__worker_start(gpures__op op, gpures__worker *w, void *(*run)(void *));
+void gpures__worker_wake(gpures__worker *w);
+/* Empties the pipe (the thread, after poll() says it is readable). */
+void gpures__worker_drain(gpures__worker *w);
+/* In a fork()ed child: no thread, and the parent's pipe is let go. */
+void gpures__worker_forget_fork(gpures__worker *w);
+#endif
 
 /* A struct_size the library can believe: 8 at least, GPURES_STRUCT_SIZE_MAX at most (table/struct_size.c). */
 int gpures__check_struct_size(gpures__op op, const char *field, uint32_t given);

@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -408,6 +412,27 @@ static int lowest_free_fd(void) {
   return fd;
 }
 
+/*
+** Leaves this process no free fd (*was keeps the limits to restore); 0 where
+** that does not bind (valgrind keeps a limit of its own): the caller skips.
+*/
+static int without_free_fds(struct rlimit *was) {
+  const char *preload = getenv("LD_PRELOAD");
+  if (preload && strstr(preload, "vgpreload")) {
+    fprintf(stderr, "    (under valgrind RLIMIT_NOFILE does not bind: the EMFILE check is skipped)\n");
+    return 0;
+  }
+  getrlimit(RLIMIT_NOFILE, was);
+  struct rlimit none = {(rlim_t)lowest_free_fd(), was->rlim_max};
+  setrlimit(RLIMIT_NOFILE, &none);
+  int probe = fcntl(0, F_DUPFD_CLOEXEC, 0);
+  if (probe < 0 && errno == EMFILE) return 1;
+  if (probe >= 0) close(probe);
+  setrlimit(RLIMIT_NOFILE, was);
+  fprintf(stderr, "    (lowering RLIMIT_NOFILE has no effect here: the EMFILE check is skipped)\n");
+  return 0;
+}
+
 static void a_frame_whose_fence_was_dropped_is_refused_not_handed_out_unsynchronised(void) {
   gpures_session *tx = NULL, *rx = NULL;
   if (!session_pair(&tx, &rx)) return;
@@ -415,20 +440,22 @@ static void a_frame_whose_fence_was_dropped_is_refused_not_handed_out_unsynchron
   CHECK_OK(gpures_fences_set(frame, f, 0));
   uint32_t sent = 0;
   CHECK_OK(gpures_session_send(tx, frame, 0, &sent)); /* a FENCE, then the handle */
-  struct rlimit old, none;
-  CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
-  none = old;
-  none.rlim_cur = (rlim_t)lowest_free_fd();
-  CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
-  int dropped = gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got); /* the FENCE's fd cannot arrive */
-  CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
-  CHECK_EQ(dropped, GPURES_E_OS_ERROR);
-  CHECK_EQ(got, 0);
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "acquire", gpures_session_receive(rx, 0, &got));
-  CHECK_EQ(got, 0); /* refused: never handed out without the fence it came with */
+  struct rlimit old;
+  if (without_free_fds(&old)) {
+    int dropped = gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got); /* the FENCE's fd cannot arrive */
+    CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    CHECK_EQ(dropped, GPURES_E_OS_ERROR);
+    CHECK_EQ(got, 0);
+    CHECK_FAILS(GPURES_E_INVALID_VALUE, "acquire",
+                gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got));
+    CHECK_EQ(got, 0); /* refused: never handed out without the fence it came with */
+  } else { /* nothing dropped: the frame arrives with its fence */
+    CHECK_OK(gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got));
+    CHECK_OK(gpures_release(got));
+  }
   /* The session goes on: the next frame, with its fence, arrives whole. */
   CHECK_OK(gpures_session_send(tx, frame, 0, &sent));
-  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK_OK(gpures_session_receive(rx, GPURES_CHANNEL_NONBLOCK, &got));
   CHECK_OK(gpures_fences_get(got, &a, &r));
   CHECK(a != 0);
   CHECK_OK(gpures_release(a));

@@ -27,18 +27,10 @@ static gpures_session *watched[WATCH_MAX];
 static uint32_t num_watched;
 static uint64_t generation; /* bumped by every forget: the thread's set is then out of date */
 static uint64_t polled;     /* the generation of the set the thread polls now */
-static bool running, stopping;
-static pthread_t thread;
-static int wake_fds[2] = {-1, -1};
+static bool stopping;
+static gpures__worker worker = GPURES__WORKER_INIT;
 
-void gpures__service_wake(void) {
-  if (wake_fds[1] >= 0) (void)!write(wake_fds[1], "", 1);
-}
-
-static void drain_wake(void) {
-  char buf[64];
-  while (read(wake_fds[0], buf, sizeof buf) > 0) {}
-}
+void gpures__service_wake(void) { gpures__worker_wake(&worker); }
 
 /* Copies the watch list, with a reference each, and what to poll each for. Locked. */
 static nfds_t snapshot(struct pollfd *fds, gpures_session **sessions) {
@@ -82,38 +74,23 @@ static void *run(void *arg) {
     nfds_t n = snapshot(fds + 1, sessions);
     pthread_cond_broadcast(&idle); /* forgotten sessions are out of the set now */
     pthread_mutex_unlock(&mu);
-    fds[0] = (struct pollfd){wake_fds[0], POLLIN, 0};
+    fds[0] = (struct pollfd){worker.wake[0], POLLIN, 0};
     if (poll(fds, n + 1, -1) > 0) {
-      if (fds[0].revents) drain_wake();
+      if (fds[0].revents) gpures__worker_drain(&worker);
       for (nfds_t i = 0; i < n; i++)
         if (fds[i + 1].revents) serve(sessions[i], fds[i + 1].revents);
     }
     for (nfds_t i = 0; i < n; i++) gpures__session_unref(sessions[i]);
     pthread_mutex_lock(&mu);
   }
-  running = false;
+  worker.running = false;
   polled = generation;
   pthread_cond_broadcast(&idle);
   pthread_mutex_unlock(&mu);
   return NULL;
 }
 
-static int start(gpures__op op) {
-  if (wake_fds[0] < 0) {
-    if (pipe(wake_fds) != 0) return gpures__os_fail(op, "", "pipe()", errno);
-    for (int i = 0; i < 2; i++) {
-      (void)fcntl(wake_fds[i], F_SETFD, FD_CLOEXEC);
-      (void)fcntl(wake_fds[i], F_SETFL, O_NONBLOCK);
-    }
-  }
-  if (running) return GPURES_OK;
-  gpures__pin_library();
-  if (thread) pthread_join(thread, NULL); /* the last one ended; reap it */
-  int err = pthread_create(&thread, NULL, run, NULL);
-  if (err) return thread = 0, gpures__os_fail(op, "", "pthread_create()", err);
-  running = true;
-  return GPURES_OK;
-}
+static int start(gpures__op op) { return gpures__worker_start(op, &worker, run); }
 
 /* gpures__buffer_gone()'s hook: every sending session that announced the buffer forgets it. */
 static void buffer_gone(uint64_t id) {
@@ -166,7 +143,7 @@ void gpures__service_forget(gpures_session *s) {
   ** Wait until the thread polls a set made after this: it no longer reads this
   ** session. One it never watched is in no set: nothing to wait for.
   */
-  while (found && running && polled < mine && pthread_self() != thread)
+  while (found && worker.running && polled < mine && !pthread_equal(pthread_self(), worker.thread))
     pthread_cond_wait(&idle, &mu);
   pthread_mutex_unlock(&mu);
   if (found) gpures__session_unref(s);
@@ -175,9 +152,9 @@ void gpures__service_forget(gpures_session *s) {
 __attribute__((destructor)) static void stop_service(void) {
   pthread_mutex_lock(&mu);
   stopping = true;
-  bool joinable = thread != 0;
+  bool joinable = worker.started;
   pthread_mutex_unlock(&mu);
   gpures__service_wake();
-  if (joinable) pthread_join(thread, NULL);
+  if (joinable) pthread_join(worker.thread, NULL);
 }
 #endif

@@ -46,13 +46,10 @@ uint32_t gpures_sync_pending(void) { return atomic_load_explicit(&pending, memor
 #if !defined(_WIN32)
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static waiter *waiters;
-static bool running, stopping;
-static pthread_t thread;
-static int wake_fds[2] = {-1, -1};
+static bool stopping;
+static gpures__worker worker = GPURES__WORKER_INIT;
 
-static void wake(void) {
-  if (wake_fds[1] >= 0) (void)!write(wake_fds[1], "", 1);
-}
+static void wake(void) { gpures__worker_wake(&worker); }
 
 /*
 ** Lets go, then tells the host: once the host hears, the wait holds nothing
@@ -113,7 +110,7 @@ static int64_t plan(round *r, int64_t now) {
   r->short_of_room = false;
   round_reserve(r, total);
   r->nfds = 1, r->ndue = 0;
-  r->fds[0] = (struct pollfd){wake_fds[0], POLLIN, 0};
+  r->fds[0] = (struct pollfd){worker.wake[0], POLLIN, 0};
   int64_t soonest = INT64_MAX;
   for (waiter *w = waiters; w; w = w->next) {
     if (w->done) {
@@ -179,10 +176,7 @@ static void *run(void *arg) {
     if (r.ndue) ready = poll(r.fds, r.nfds, 0); /* answers came: look at the fds, without waiting */
     int poll_errno = ready < 0 ? errno : 0;
     pthread_mutex_lock(&mu);
-    if (ready > 0 && r.fds[0].revents) {
-      char buf[64];
-      while (read(wake_fds[0], buf, sizeof buf) > 0) {}
-    }
+    if (ready > 0 && r.fds[0].revents) gpures__worker_drain(&worker);
     settle(&r, ready, poll_errno, gpures__now_ns());
     waiter *finished = NULL;
     for (waiter **at = &waiters; *at;) { /* only this thread takes waiters off the list */
@@ -203,7 +197,7 @@ static void *run(void *arg) {
     }
     pthread_mutex_lock(&mu);
   }
-  running = false;
+  worker.running = false;
   pthread_mutex_unlock(&mu);
   if (r.fds != r.first_fds) gpures__free(r.fds), gpures__free(r.due);
   return NULL;
@@ -219,11 +213,8 @@ static void *run(void *arg) {
 static void before_fork(void) { pthread_mutex_lock(&mu); }
 static void after_fork_parent(void) { pthread_mutex_unlock(&mu); }
 static void after_fork_child(void) {
-  for (int i = 0; i < 2; i++)
-    if (wake_fds[i] >= 0) close(wake_fds[i]), wake_fds[i] = -1;
+  gpures__worker_forget_fork(&worker);
   waiters = NULL; /* the parent's: their memory and references stay with it */
-  running = false;
-  thread = 0;
   atomic_store(&pending, 0);
   pthread_mutex_init(&mu, NULL);
 }
@@ -232,20 +223,7 @@ static void watch_forks(void) { (void)pthread_atfork(before_fork, after_fork_par
 
 static int start(gpures__op op) {
   pthread_once(&fork_once, watch_forks);
-  if (wake_fds[0] < 0) {
-    if (pipe(wake_fds) != 0) return gpures__os_fail(op, "", "pipe()", errno);
-    for (int i = 0; i < 2; i++) {
-      (void)fcntl(wake_fds[i], F_SETFD, FD_CLOEXEC);
-      (void)fcntl(wake_fds[i], F_SETFL, O_NONBLOCK);
-    }
-  }
-  if (running) return GPURES_OK;
-  gpures__pin_library();
-  if (thread) pthread_join(thread, NULL); /* the last one ended; reap it */
-  int err = pthread_create(&thread, NULL, run, NULL);
-  if (err) return thread = 0, gpures__os_fail(op, "", "pthread_create()", err);
-  running = true;
-  return GPURES_OK;
+  return gpures__worker_start(op, &worker, run);
 }
 
 /* Hands a wait to the thread; on failure nothing is kept (the caller undoes its reservation). */
@@ -331,10 +309,10 @@ int gpures_sync_cancel(uint32_t queue, uint64_t token) {
 __attribute__((destructor)) static void stop_waiter(void) {
   pthread_mutex_lock(&mu);
   stopping = true;
-  bool joinable = thread != 0;
+  bool joinable = worker.started;
   pthread_mutex_unlock(&mu);
   wake();
-  if (joinable) pthread_join(thread, NULL);
+  if (joinable) pthread_join(worker.thread, NULL);
 }
 #else
 int gpures__sync_then(gpures__op op, gpures_handle sync, void (*then)(void *ctx, int status),
