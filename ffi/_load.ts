@@ -149,7 +149,7 @@ export function load(options: LoadOptions = {}): LoadedLibrary {
 
 /** What {@link load} found. */
 export interface LoadedLibrary {
-  /** The path the library was opened from (for a memfd, /proc/self/fd/N, closed since). */
+  /** The path the library was opened from (for a memfd, /proc/self/fd/N, kept open for the process). */
   path: string;
   /** Which place it came from, as the load error would name it. */
   from: string;
@@ -242,8 +242,12 @@ function tryPrebuilt(
   try {
     ops = (prebuiltOptions.ops ?? fileOps)();
   } catch (e) {
-    if (isPermissionError(e)) throw permissionError(e);
-    tried.push(`the prebuilt library for ${p.target}: the C library: ${openError(e)}`);
+    // A --allow-ffi scoped to a library's path does not cover the C library:
+    // go on to the next place rather than report FFI as not permitted.
+    const why = isPermissionError(e)
+      ? "opening it needs the C library, which a scoped --allow-ffi does not cover"
+      : `the C library: ${openError(e)}`;
+    tried.push(`the prebuilt library for ${p.target}: ${why}`);
     return undefined;
   }
   try {

@@ -170,14 +170,21 @@ export function materialize(
         // One memfd per process, kept open, so that every isolate (Workers) and
         // process.dlopen() open the same path, and glibc hands back the library already
         // loaded instead of a second copy with its own handle table.
+        // Found or made under one lock for every isolate: two isolates loading at once
+        // would otherwise each make one and load two copies. A found one is used only
+        // sealed and with the checked bytes (a name proves nothing).
         const label = `gpures-${p.target}-${p.sha256.slice(0, 16)}`;
-        let fd = ops.findMemfd?.(label, procDir);
-        if (fd === undefined) {
-          const made = ops.memfd(label, p.bytes);
-          // Another isolate may have made one meanwhile: take the lowest.
-          const lowest = made === undefined ? undefined : ops.findMemfd?.(label, procDir);
-          if (made !== undefined && lowest !== undefined && lowest < made) ops.close?.(made);
-          fd = lowest ?? made;
+        const unlock = ops.lockProcess?.();
+        let fd: number | undefined;
+        try {
+          fd = (ops.findMemfds?.(label, procDir) ?? []).find((found) => {
+            const bytes = ops.read(`${procDir}/${found}`, p.bytes.length, true);
+            return bytes !== undefined && bytes.length === p.bytes.length &&
+              hashSync(bytes) === p.sha256;
+          });
+          fd ??= ops.memfd(label, p.bytes);
+        } finally {
+          unlock?.();
         }
         if (fd !== undefined) {
           return {
@@ -201,7 +208,7 @@ export function materialize(
   const final = `${dir}/prebuilt-${p.sha256.slice(0, 16)}/${p.fileName}`;
   const label = `the prebuilt library for ${p.target} (cached as "${final}")`;
   const folder = final.slice(0, final.lastIndexOf("/"));
-  const existing = ops.read(final);
+  const existing = ops.read(final, p.bytes.length);
   if (existing) {
     const got = hashSync(existing);
     if (got === p.sha256) return { path: final, label, done: () => {} };
@@ -213,7 +220,7 @@ export function materialize(
   const temp = `${folder}/.${p.fileName}.${crypto.randomUUID()}.tmp`;
   try {
     ops.write(temp, p.bytes);
-    const written = ops.read(temp);
+    const written = ops.read(temp, p.bytes.length);
     const got = written ? hashSync(written) : undefined;
     if (got !== p.sha256) {
       throw new Error(`"${temp}" reads back with hash ${got}, not ${p.sha256} (disk full?)`);

@@ -8,8 +8,13 @@ export interface FileOps {
   env(name: string): string | undefined;
   /** Creates a folder and its parents; fine when it exists. */
   mkdirp(path: string): void;
-  /** The whole file, or undefined when it does not exist. */
-  read(path: string): Uint8Array | undefined;
+  /**
+   * The whole file, or undefined when it does not exist; at most `limit`
+   * bytes plus one (a longer file is refused by its size). A FIFO is never
+   * waited on, and a symlink is not followed unless `follow` (the
+   * /proc/self/fd/N of an fd of this process's own).
+   */
+  read(path: string, limit?: number, follow?: boolean): Uint8Array | undefined;
   /** Writes a new file (replacing one of that name). */
   write(path: string, bytes: Uint8Array): void;
   /** Renames, replacing the target atomically. */
@@ -24,11 +29,17 @@ export interface FileOps {
    */
   memfd?(name: string, bytes: Uint8Array): number | undefined;
   /**
-   * Linux only: the lowest open file descriptor of this process that is a
-   * memfd named `name` (what another isolate of this process made), or
-   * undefined. Reads `fdDir` (/proc/self/fd).
+   * Linux only: the open file descriptors of this process that are memfds
+   * named `name` and sealed against writing, shrinking and growing (what
+   * another isolate of this process made), lowest first. Reads `fdDir`.
    */
-  findMemfd?(name: string, fdDir: string): number | undefined;
+  findMemfds?(name: string, fdDir: string): number[];
+  /**
+   * Linux only: holds a lock that every isolate of this process contends for
+   * (flock on each one's own open of /proc/self/exe), until the returned
+   * function runs; undefined when it cannot be had.
+   */
+  lockProcess?(): (() => void) | undefined;
   /** Closes a file descriptor from {@link FileOps.memfd}. */
   close?(fd: number): void;
   /** Releases the C library handle. */
@@ -58,6 +69,9 @@ const POSIX = {
   readdir: { parameters: ["pointer"], result: "pointer" },
   closedir: { parameters: ["pointer"], result: "i32" },
   readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
+  // Linux only (memfd seals, the isolates' lock): fcntl's third argument is an int there.
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  flock: { parameters: ["i32", "i32"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer", optional: true },
   __error: { parameters: [], result: "pointer", optional: true },
 } as const;
@@ -66,7 +80,15 @@ const ENOENT = 2;
 const EEXIST = 17;
 const O_RDONLY = 0;
 const O_CLOEXEC_LINUX = 0x80000;
+/** O_NONBLOCK | O_NOFOLLOW: a FIFO does not block open(), a symlink is not followed. */
+const O_SAFE: Record<string, number> = { linux: 0x800 | 0x20000, darwin: 0x4 | 0x100 };
+const O_NOFOLLOW: Record<string, number> = { linux: 0x20000, darwin: 0x100 };
 const MFD_CLOEXEC = 1;
+const MFD_ALLOW_SEALING = 2;
+const F_ADD_SEALS = 1033;
+const F_GET_SEALS = 1034;
+const SEALED = 1 | 2 | 4 | 8; // F_SEAL_SEAL | SHRINK | GROW | WRITE
+const LOCK_EX = 2, LOCK_UN = 8;
 
 /** FileOps over the C library: libc.so.6 on Linux, libSystem on macOS. */
 export function posixOps(os: string = Deno.build.os): FileOps {
@@ -111,8 +133,11 @@ export function posixOps(os: string = Deno.build.os): FileOps {
         }
       }
     },
-    read(path) {
-      const fd = c.open(cstr(path), O_RDONLY | (os === "linux" ? O_CLOEXEC_LINUX : 0));
+    read(path, limit = Infinity, follow = false) {
+      const safe = O_SAFE[os] ?? 0;
+      const flags = O_RDONLY | (os === "linux" ? O_CLOEXEC_LINUX : 0) |
+        (follow ? safe & ~O_NOFOLLOW[os] : safe);
+      const fd = c.open(cstr(path), flags);
       if (fd < 0) {
         const code = errno();
         if (code === ENOENT) return undefined;
@@ -131,6 +156,7 @@ export function posixOps(os: string = Deno.build.os): FileOps {
         if (n === 0) break;
         chunks.push(buf.subarray(0, n));
         total += n;
+        if (total > limit) break; /* longer than it may be: its size refuses it */
       }
       c.close(fd);
       const out = new Uint8Array(total);
@@ -159,19 +185,39 @@ export function posixOps(os: string = Deno.build.os): FileOps {
     memfd: os === "linux"
       ? (label, bytes) => {
         if (!c.memfd_create) return undefined;
-        const fd = c.memfd_create(cstr(label), MFD_CLOEXEC);
+        const fd = c.memfd_create(cstr(label), MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0) fail("memfd_create failed for", label);
         writeAll(fd, bytes, `memfd ${label}`);
+        // Sealed once whole: nobody (another isolate, a stray write) changes it after its check.
+        if (c.fcntl(fd, F_ADD_SEALS, SEALED) !== 0) {
+          const code = errno();
+          c.close(fd);
+          fail("cannot seal", `memfd ${label}`, code);
+        }
         return fd;
       }
       : undefined,
-    findMemfd: os === "linux"
+    lockProcess: os === "linux"
+      ? () => {
+        const fd = c.open(cstr("/proc/self/exe"), O_RDONLY | O_CLOEXEC_LINUX);
+        if (fd < 0) return undefined;
+        if (c.flock(fd, LOCK_EX) !== 0) {
+          c.close(fd);
+          return undefined;
+        }
+        return () => {
+          c.flock(fd, LOCK_UN);
+          c.close(fd);
+        };
+      }
+      : undefined,
+    findMemfds: os === "linux"
       ? (label, fdDir) => {
         const dir = c.opendir(cstr(fdDir));
-        if (!dir) return undefined;
+        if (!dir) return [];
         const want = `/memfd:${label} (deleted)`;
         const buf = new Uint8Array(want.length + 2);
-        let found: number | undefined;
+        const found: number[] = [];
         try {
           for (let entry = c.readdir(dir); entry; entry = c.readdir(dir)) {
             // glibc's struct dirent on 64-bit Linux: d_ino, d_off (8 bytes each), d_reclen (2),
@@ -183,12 +229,12 @@ export function posixOps(os: string = Deno.build.os): FileOps {
               continue;
             }
             const fd = Number(name);
-            if (found === undefined || fd < found) found = fd;
+            if ((c.fcntl(fd, F_GET_SEALS, 0) & SEALED) === SEALED) found.push(fd);
           }
         } finally {
           c.closedir(dir);
         }
-        return found;
+        return found.sort((a, b) => a - b);
       }
       : undefined,
     close(fd) {
