@@ -506,6 +506,59 @@ copyTest(
 );
 
 copyTest(
+  "a memfd that only bears the prebuilt's name (half of it, unsealed) is never opened",
+  async (dir) => {
+    const { result } = await inCopy(
+      dir,
+      `const { prebuiltState } = await import("./ffi/_prebuilt.ts");
+       const p = prebuiltState().ok;
+       const libc = Deno.dlopen("libc.so.6", {
+         memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
+         write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+       }).symbols;
+       const name = new TextEncoder().encode("gpures-" + p.target + "-" + p.sha256.slice(0, 16) + "\0");
+       const planted = libc.memfd_create(name, 1);
+       const half = p.bytes.subarray(0, p.bytes.length >> 1);
+       libc.write(planted, half, BigInt(half.length)); // a bus error if it were mapped and run
+       const loaded = load();
+       return { planted, path: loaded.path, from: loaded.from };`,
+      ["--allow-ffi"],
+    );
+    const ok = result.ok as { planted: number; path: string; from: string };
+    assert.ok(ok, JSON.stringify(result));
+    assert.ok(ok.from.includes("memfd"), ok.from);
+    assert.notEqual(ok.path, `/proc/self/fd/${ok.planted}`, "the planted memfd was not used");
+  },
+);
+
+const WORKERS = `import { load } from "./mod.ts";
+self.onmessage = () => self.postMessage(load().path);
+`;
+
+copyTest(
+  "isolates that load at the same moment all open one library",
+  async (dir) => {
+    const { result } = await inCopy(
+      dir,
+      `const workers = Array.from({ length: 6 }, () =>
+         new Worker(new URL("./workers.ts", import.meta.url).href, { type: "module" }));
+       const paths = await Promise.all(workers.map((w) => new Promise((resolve) => {
+         w.onmessage = (e) => resolve(e.data);
+         w.postMessage(0);
+       })));
+       paths.push(load().path);
+       workers.forEach((w) => w.terminate());
+       return [...new Set(paths)];`,
+      ["--allow-ffi", "--allow-read"],
+    );
+    const paths = result.ok as string[];
+    assert.ok(paths, JSON.stringify(result));
+    assert.equal(paths.length, 1, `one memfd for every isolate, not ${paths.join(", ")}`);
+  },
+  { replace: () => Promise.resolve({ "workers.ts": WORKERS }) },
+);
+
+copyTest(
   "process.dlopen() of load().path (the Node-API side of map()) opens the loaded library",
   async (dir) => {
     const { result } = await inCopy(
