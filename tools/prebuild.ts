@@ -22,7 +22,7 @@ const root = new URL("../", import.meta.url);
 const rootPath = root.pathname.replace(/\/$/, "");
 const work = `${rootPath}/build-prebuilt`;
 
-/** The files the source hash covers: native/include, native/src and CMakeLists.txt. */
+/** The C sources: native/include, native/src and CMakeLists.txt (the hash adds BUILD_INPUTS). */
 export function sourceFiles(dir = rootPath): string[] {
   const out: string[] = [];
   const walk = (rel: string) => {
@@ -43,11 +43,24 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * What else decides the bytes: the compiler flags (this file) and the targets
+ * (glibc and macOS minimums). A change to either makes every prebuilt stale.
+ */
+const BUILD_INPUTS = ["tools/prebuild.ts", "ffi/_prebuilt_targets.ts"];
+
 /** sha256 over the sorted paths and contents (path NUL length NUL bytes, per file). */
 export function sourceHash(dir = rootPath): Promise<string> {
   const parts: Uint8Array[] = [];
   const enc = new TextEncoder();
-  for (const path of sourceFiles(dir)) {
+  const present = (path: string) => {
+    try {
+      return Deno.statSync(`${dir}/${path}`).isFile;
+    } catch {
+      return false;
+    }
+  };
+  for (const path of [...sourceFiles(dir), ...BUILD_INPUTS.filter(present)]) {
     const bytes = Deno.readFileSync(`${dir}/${path}`);
     parts.push(enc.encode(`${path}\0${bytes.length}\0`), bytes);
   }
