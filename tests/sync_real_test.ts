@@ -20,12 +20,12 @@ import {
   GpuResource,
   InvalidHandleError,
   liveHandles,
-  pendingSyncWaits,
   TimeoutError,
   UnsupportedError,
   VkSemaphore,
   WgpuSubmission,
 } from "../mod.ts";
+import { assertAll, failure, settledWaits } from "./_support/sync_checks.ts";
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);
@@ -40,33 +40,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     timer = setTimeout(() => reject(new Error(`${what} did not end in ${ms} ms`)), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
-/** Every byte of `bytes` is `value`, or a message naming the first that is not. */
-function assertAll(bytes: Uint8Array, value: number, what: string): void {
-  const at = bytes.findIndex((b) => b !== value);
-  assert.equal(at, -1, `${what}: byte ${at} is ${bytes[at]}, expected ${value}`);
-}
-
-/**
- * pendingSyncWaits() once it is 0, or what it still is after 1 s. The waiter
- * thread posts SYNC_DONE before it drops its reference and its count
- * (native/src/sync/waiter.c finish()), so right after a wait resolves the
- * count can still include it for a moment.
- */
-async function settledWaits(): Promise<number> {
-  for (let i = 0; i < 100 && pendingSyncWaits() !== 0; i++) await sleep(10);
-  return pendingSyncWaits();
-}
-
-/** Runs `fn`; the error it throws or rejects with (fails when it does neither). */
-async function failure(fn: () => unknown): Promise<Error> {
-  try {
-    await fn();
-  } catch (e) {
-    return e as Error;
-  }
-  assert.fail("expected an error");
 }
 
 // ------------------------------------------------------------------- Vulkan

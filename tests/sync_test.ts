@@ -25,14 +25,14 @@ import {
 } from "../mod.ts";
 import { close, eventFdSignal, memfd, pipeReadEnd, writeAt } from "./_support/libc.ts";
 import { rgbaFrame } from "./_support/fixtures.ts";
+import { settledWaits } from "./_support/sync_checks.ts";
 import { Peer } from "./hostile/_peer_wire.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function settled(): Promise<void> {
-  for (let i = 0; i < 100 && pendingSyncWaits() > 0; i++) await sleep(5);
-  assert.equal(pendingSyncWaits(), 0, "the waiter thread let go of every wait");
+  assert.equal(await settledWaits(), 0, "the waiter thread let go of every wait");
 }
 
 Deno.test("a CpuFence is unreached until signalled, then stays reached", { ignore: !linux }, () => {

@@ -271,7 +271,8 @@ static void a_handle_holds_its_fences_and_lets_them_go_with_its_slot(void) {
   CHECK_OK(gpures_release(r));
 }
 
-static void a_release_fence_becomes_the_slots_next_acquire_fence(void) {
+/* A pool of one 64x64 NV12 slot: its next frame is always the last one's slot. */
+static gpures_pool *one_slot_pool(void) {
   gpures_pool_desc d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
@@ -281,6 +282,11 @@ static void a_release_fence_becomes_the_slots_next_acquire_fence(void) {
   d.slots = 1;
   gpures_pool *p = NULL;
   CHECK_OK(gpures_pool_create(&d, &p));
+  return p;
+}
+
+static void a_release_fence_becomes_the_slots_next_acquire_fence(void) {
+  gpures_pool *p = one_slot_pool();
   gpures_handle frame = 0, done = fence(), a = 0, r = 0;
   CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &frame));
   CHECK_OK(gpures_end_access(frame, done)); /* a consumer still reads until `done` */
@@ -375,15 +381,7 @@ static void an_acquire_fence_leads_its_frame_across_a_session(void) {
 }
 
 static void a_consumers_release_fence_holds_the_producers_slot_until_reached(void) {
-  gpures_pool_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.format = GPURES_PF_NV12;
-  d.width = 64;
-  d.height = 64;
-  d.slots = 1;
-  gpures_pool *p = NULL;
-  CHECK_OK(gpures_pool_create(&d, &p));
+  gpures_pool *p = one_slot_pool();
   gpures_session *tx = NULL, *rx = NULL;
   if (!session_pair(&tx, &rx)) return;
   gpures_handle frame = 0, got = 0, done = fence();
@@ -403,34 +401,6 @@ static void a_consumers_release_fence_holds_the_producers_slot_until_reached(voi
   CHECK_OK(gpures_pool_close(p));
   CHECK_EQ(refcount(done), 1);
   CHECK_OK(gpures_release(done));
-}
-
-/* The lowest fd number free now: with RLIMIT_NOFILE there, no new fd can be made. */
-static int lowest_free_fd(void) {
-  int fd = dup(0);
-  close(fd);
-  return fd;
-}
-
-/*
-** Leaves this process no free fd (*was keeps the limits to restore); 0 where
-** that does not bind (valgrind keeps a limit of its own): the caller skips.
-*/
-static int without_free_fds(struct rlimit *was) {
-  const char *preload = getenv("LD_PRELOAD");
-  if (preload && strstr(preload, "vgpreload")) {
-    fprintf(stderr, "    (under valgrind RLIMIT_NOFILE does not bind: the EMFILE check is skipped)\n");
-    return 0;
-  }
-  getrlimit(RLIMIT_NOFILE, was);
-  struct rlimit none = {(rlim_t)lowest_free_fd(), was->rlim_max};
-  setrlimit(RLIMIT_NOFILE, &none);
-  int probe = fcntl(0, F_DUPFD_CLOEXEC, 0);
-  if (probe < 0 && errno == EMFILE) return 1;
-  if (probe >= 0) close(probe);
-  setrlimit(RLIMIT_NOFILE, was);
-  fprintf(stderr, "    (lowering RLIMIT_NOFILE has no effect here: the EMFILE check is skipped)\n");
-  return 0;
 }
 
 static void a_frame_whose_fence_was_dropped_is_refused_not_handed_out_unsynchronised(void) {

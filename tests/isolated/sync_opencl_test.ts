@@ -14,13 +14,8 @@
 //   deno test --allow-ffi --allow-read --allow-env --allow-run tests/isolated/sync_opencl_test.ts
 
 import assert from "node:assert/strict";
-import {
-  DeviceLostError,
-  liveHandles,
-  OpenClEvent,
-  pendingSyncWaits,
-  TimeoutError,
-} from "../../mod.ts";
+import { DeviceLostError, liveHandles, OpenClEvent, TimeoutError } from "../../mod.ts";
+import { assertAll, failure, settledWaits } from "../_support/sync_checks.ts";
 
 const symbols = {
   gpures_test_cl_last_error: { parameters: [], result: "pointer" },
@@ -88,26 +83,6 @@ function read(ctx: Deno.PointerObject): Uint8Array {
     cString(cl!.gpures_test_cl_last_error()),
   );
   return out;
-}
-
-function assertAll(bytes: Uint8Array, value: number, what: string): void {
-  const at = bytes.findIndex((b) => b !== value);
-  assert.equal(at, -1, `${what}: byte ${at} is ${bytes[at]}, expected ${value}`);
-}
-
-/** pendingSyncWaits() once 0, or what it is after 1 s (the waiter posts before it counts down). */
-async function settledWaits(): Promise<number> {
-  for (let i = 0; i < 100 && pendingSyncWaits() !== 0; i++) await sleep(10);
-  return pendingSyncWaits();
-}
-
-async function failure(fn: () => unknown): Promise<Error> {
-  try {
-    await fn();
-  } catch (e) {
-    return e as Error;
-  }
-  assert.fail("expected an error");
 }
 
 Deno.test({
