@@ -19,12 +19,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-finish() {
-  echo
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
 
 mkdir -p "$work/bin" "$work/home" "$work/app"
 ln -s "$deno" "$work/bin/deno"

@@ -1,5 +1,6 @@
 # .ci/lib.sh: what the .ci/*.sh checks share; sourced, never run. It moves to
-# the repository root and sets root, sudo, the counters and their helpers.
+# the repository root and sets root, sudo, the counters and their helpers
+# (step, pass, fail, finish, install_missing).
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 root=$(pwd)
 export DEBIAN_FRONTEND=noninteractive
@@ -15,6 +16,14 @@ fail() {
   failed=$((failed + 1))
   echo "FAIL $1"
   [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 40 "$2" | sed 's/^/     | /'
+}
+
+# finish: the closing line every script ends with, and its status (0 when nothing failed).
+finish() {
+  echo
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
 }
 
 # install_missing LOG PACKAGE...: apt-get installs the packages that are not

@@ -20,13 +20,6 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh" # cd to the root; root, sudo, step, pass, fail, install_missing
 
-finish() {
-  echo
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
-
 step "install packages"
 t0=$(date +%s)
 log=$(mktemp)

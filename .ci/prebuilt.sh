@@ -13,12 +13,6 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh" # cd to the root; root, sudo, step, pass, fail, install_missing
 
-finish() {
-  echo
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
 out="$root/build-prebuilt/extracted"
 prebuild() { deno run --allow-read --allow-write --allow-env --allow-run tools/prebuild.ts "$@"; }
 

@@ -472,12 +472,13 @@ export class ChannelListener {
 }
 
 const fencePair = new BigUint64Array(2);
+const [acquireOut, releaseOut] = [fencePair.subarray(0, 1), fencePair.subarray(1)]; // made once: send is hot
 
 /** Whether the handle carries an acquire fence (the references read are let go at once). */
 function hasAcquireFence(resource: GpuResource<unknown>): boolean {
   const s = lib();
   check(
-    s.gpures_fences_get(resource.unsafeHandle, fencePair.subarray(0, 1), fencePair.subarray(1)),
+    s.gpures_fences_get(resource.unsafeHandle, acquireOut, releaseOut),
   );
   const [acquire, release] = fencePair;
   if (acquire) s.gpures_release(acquire);

@@ -7,28 +7,12 @@
 import assert from "node:assert/strict";
 import { currentTarget } from "../ffi/_prebuilt.ts";
 import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { setup } from "./_support/eval_setup.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 const decoder = new TextDecoder();
 const here = currentTarget();
 const runs = Deno.build.os === "linux" && PREBUILT_TARGETS.some((t) => t.name === here);
-
-/** Runs `code` with every permission (this process may not write); returns its stdout. */
-async function setup(code: string, input: unknown = null): Promise<string> {
-  const p = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--no-config", code],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const w = p.stdin.getWriter();
-  await w.write(new TextEncoder().encode(JSON.stringify(input)));
-  await w.close();
-  const { code: status, stdout, stderr } = await p.output();
-  if (status !== 0) throw new Error(`setup failed: ${decoder.decode(stderr)}`);
-  return decoder.decode(stdout).trim();
-}
 
 const MAIN = `import { CpuBytes, load } from "@gpures/gpures";
 let out;

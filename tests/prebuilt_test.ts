@@ -17,6 +17,7 @@ import {
 import { sha256HexSync } from "../ffi/_prebuilt_sha256.ts";
 import { gunzipSync } from "../ffi/_prebuilt_inflate.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
+import { setup } from "./_support/eval_setup.ts";
 
 const root = new URL("../", import.meta.url);
 const decoder = new TextDecoder();
@@ -147,23 +148,6 @@ interface Outcome {
   status: number;
   result: { ok?: unknown; error?: string; code?: string; message?: string };
   stderr: string;
-}
-
-/** Runs a setup script with every permission (this process may not write); returns its stdout. */
-async function setup(code: string, input: unknown): Promise<string> {
-  const p = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--no-config", code],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const w = p.stdin.getWriter();
-  await w.write(new TextEncoder().encode(JSON.stringify(input)));
-  await w.close();
-  const { code: status, stdout, stderr } = await p.output();
-  if (status !== 0) throw new Error(`setup failed: ${decoder.decode(stderr)}`);
-  return decoder.decode(stdout).trim();
 }
 
 /**

@@ -201,14 +201,25 @@ int gpures__fence_wait(gpures__op op, const gpures__fence *f, int64_t timeout_ns
 
 /* ------------------------------------------------------------ the API */
 
+/*
+** Holds a reference to `sync` (its fd stays open while this thread uses it)
+** and reads it as a fence; the caller releases it. Nothing is held on failure.
+*/
+static int hold_fence(gpures__op *op, gpures_handle sync, gpures__fence *f) {
+  int status = gpures_clone(sync);
+  if (status != GPURES_OK) return gpures__refail(*op, status);
+  status = gpures__fence_of(*op, sync, f);
+  op->kind = f->kind;
+  if (status != GPURES_OK) (void)gpures_release(sync);
+  return status;
+}
+
 int gpures_sync_wait(gpures_handle sync, int64_t timeout_ns) {
   gpures__op op = {"wait on", 0};
-  int status = gpures_clone(sync); /* the fd stays open while this thread sleeps on it */
-  if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__fence f;
-  status = gpures__fence_of(op, sync, &f);
-  op.kind = f.kind;
-  if (status == GPURES_OK) status = gpures__fence_wait(op, &f, timeout_ns);
+  int status = hold_fence(&op, sync, &f);
+  if (status != GPURES_OK) return status;
+  status = gpures__fence_wait(op, &f, timeout_ns);
   (void)gpures_release(sync);
   return status;
 }
@@ -217,13 +228,11 @@ int gpures_sync_poll(gpures_handle sync, uint32_t *out_reached) {
   gpures__op op = {"poll", 0};
   if (!out_reached) return gpures__fail(op, GPURES_E_NULL_POINTER, "outReached", "outReached is null");
   *out_reached = 0;
-  int status = gpures_clone(sync);
-  if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__fence f;
   bool reached = false;
-  status = gpures__fence_of(op, sync, &f);
-  op.kind = f.kind;
-  if (status == GPURES_OK) status = gpures__fence_query(op, &f, &reached);
+  int status = hold_fence(&op, sync, &f);
+  if (status != GPURES_OK) return status;
+  status = gpures__fence_query(op, &f, &reached);
   (void)gpures_release(sync);
   *out_reached = reached;
   return status;
@@ -231,15 +240,11 @@ int gpures_sync_poll(gpures_handle sync, uint32_t *out_reached) {
 
 int gpures_sync_signal(gpures_handle sync) {
   gpures__op op = {"signal", 0};
-  int status = gpures_clone(sync);
-  if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__fence f;
-  status = gpures__fence_of(op, sync, &f);
-  op.kind = f.kind;
-  bool host_signalled = f.kind == GPURES_KIND_CPU_FENCE || f.kind == GPURES_KIND_WGPU_SUBMISSION ||
-                        f.kind == GPURES_KIND_WGPU_DEFERRED;
-  if (status != GPURES_OK) {
-  } else if (host_signalled) {
+  int status = hold_fence(&op, sync, &f);
+  if (status != GPURES_OK) return status;
+  if (f.kind == GPURES_KIND_CPU_FENCE || f.kind == GPURES_KIND_WGPU_SUBMISSION ||
+      f.kind == GPURES_KIND_WGPU_DEFERRED) { /* their host signals them */
 #if !defined(_WIN32)
     uint64_t one = 1;
     /* eventfd: adding 1 makes it readable for every waiter, here and in other processes. */
