@@ -64,8 +64,51 @@ export {
 } from "./ffi/pixel_format.ts";
 export { type PlanePlacement, type PlaneView, planeViews } from "./ffi/planes.ts";
 export {
+  compareDevices,
+  type DeviceId,
+  type DeviceIdKind,
+  deviceIdString,
+  type DeviceInfo,
+  deviceOf,
+  type FormatCap,
+  framePoolCaps,
+  type Handle,
+  Importer,
+  type ImporterStats,
+  type MemoryKind,
+  MODIFIER_INVALID,
+  MODIFIER_LINEAR,
+  negotiate,
+  type Negotiated,
+  type PointerArg,
+} from "./ffi/interop.ts";
+export {
+  vulkanCaps,
+  vulkanDeviceInfo,
+  type VulkanImport,
+  VulkanImporter,
+  type VulkanImporterOptions,
+} from "./ffi/interop_vulkan.ts";
+export {
+  type ColorMeta,
+  FRAME_TO_RGBA_WGSL,
+  type FrameColor,
+  type FrameSource,
+  readRgbaTexture,
+  type UploadedFrame,
+  type UploadOptions,
+  WEBGPU_FRAME_FORMATS,
+  webGpuCaps,
+  type WebGpuFrameFormat,
+  WebGpuFrameUploader,
+  type WebGpuFrameUploaderOptions,
+  type YuvMatrix,
+  yuvToRgbCoefficients,
+} from "./ffi/webgpu_bridge.ts";
+export {
   CancelledError,
   DeviceLostError,
+  DeviceMismatchError,
   GpuResourceError,
   InvalidHandleError,
   LibraryLoadError,

@@ -3,7 +3,7 @@
 import type { EnumRow, KindRow } from "./_tables.ts";
 
 /** The ABI version the layouts below were generated from. */
-export const ABI_VERSION = 65540;
+export const ABI_VERSION = 65541;
 
 /** Deno.build.os names, by GPURES_OS_* bit. */
 export const OS_NAMES: readonly string[] = [
@@ -58,7 +58,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "luid.low",
@@ -72,7 +72,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "rowPitch",
@@ -127,7 +127,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "luid.low",
@@ -141,7 +141,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "rowPitch",
@@ -196,7 +196,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "luid.low",
@@ -210,7 +210,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "size",
@@ -307,7 +307,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 512,
       },
       {
         "path": "rowPitch",
@@ -446,7 +446,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 512,
       },
       {
         "path": "size",
@@ -599,7 +599,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 0,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 512,
       },
       {
         "path": "slotRelease.gate",
@@ -682,7 +682,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 768,
       },
       {
         "path": "planeByteOffsets",
@@ -793,7 +793,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 768,
       },
     ],
   },
@@ -876,7 +876,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 768,
       },
     ],
   },
@@ -917,7 +917,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 0,
         "enumSet": 0,
         "zeroStatus": 1,
-        "flags": 0,
+        "flags": 1536,
       },
       {
         "path": "rowPitch",
@@ -972,7 +972,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 8,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1280,
       },
     ],
   },
@@ -1027,7 +1027,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 8,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1280,
       },
     ],
   },
@@ -1414,7 +1414,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 0,
         "enumSet": 0,
         "zeroStatus": 2,
-        "flags": 0,
+        "flags": 256,
       },
       {
         "path": "size",
@@ -1539,7 +1539,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 0,
         "enumSet": 0,
         "zeroStatus": 2,
-        "flags": 0,
+        "flags": 256,
       },
       {
         "path": "planes[].size",
@@ -1872,7 +1872,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 512,
       },
     ],
   },
@@ -1955,7 +1955,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 512,
       },
     ],
   },
@@ -2010,7 +2010,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
       {
         "path": "luid.low",
@@ -2024,7 +2024,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 1,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1024,
       },
     ],
   },
@@ -2120,7 +2120,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 768,
       },
     ],
   },
@@ -2189,7 +2189,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 2,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 768,
       },
     ],
   },
@@ -2271,7 +2271,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 8,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 1280,
       },
     ],
   },
@@ -2462,7 +2462,7 @@ export const KINDS: readonly KindRow[] = [
         "presentBit": 0,
         "enumSet": 0,
         "zeroStatus": 0,
-        "flags": 0,
+        "flags": 256,
       },
     ],
   },
@@ -2939,6 +2939,7 @@ export const ENUM_SETS: Readonly<Record<number, string>> = {
   "9": "MatrixCoefficients",
   "10": "SemaphoreType",
   "11": "SemaphoreHandleType",
+  "12": "DeviceIdKind",
 };
 
 /** Every named enumeration value. */
@@ -3182,4 +3183,11 @@ export const ENUMS: readonly EnumRow[] = [
   { "set": 10, "value": 1, "name": "timeline" },
   { "set": 11, "value": 1, "name": "opaqueFd" },
   { "set": 11, "value": 16, "name": "syncFd" },
+  { "set": 12, "value": 0, "name": "none" },
+  { "set": 12, "value": 1, "name": "cpu" },
+  { "set": 12, "value": 2, "name": "vulkanUuid" },
+  { "set": 12, "value": 3, "name": "cudaUuid" },
+  { "set": 12, "value": 4, "name": "dxgiLuid" },
+  { "set": 12, "value": 5, "name": "metalRegistryId" },
+  { "set": 12, "value": 6, "name": "openCl" },
 ];

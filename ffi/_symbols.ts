@@ -234,6 +234,60 @@ export const symbols = {
   gpures_unmap: { parameters: ["pointer"], result: "i32" },
   // uint64_t gpures_live_mappings(void)
   gpures_live_mappings: { parameters: [], result: "u64" },
+
+  // Devices, capabilities and importers (interop).
+  // int gpures_device_of(gpures_handle handle, gpures_device_id *out_id)
+  gpures_device_of: { parameters: ["u64", "buffer"], result: "i32" },
+  // int gpures_device_compare(const gpures_device_id *a, const gpures_device_id *b)
+  gpures_device_compare: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_vk_device_info(void *instance, void *physical_device, void *get_instance_proc_addr,
+  //                           gpures_device_info *out)
+  gpures_vk_device_info: { parameters: ["pointer", "pointer", "pointer", "buffer"], result: "i32" },
+  // int gpures_cuda_device_info(int32_t ordinal, gpures_device_info *out)
+  gpures_cuda_device_info: { parameters: ["i32", "buffer"], result: "i32" },
+  // int gpures_caps_vulkan(void *instance, void *physical_device, void *get_instance_proc_addr,
+  //                        gpures_format_cap *out, uint32_t capacity, uint32_t *out_count)
+  gpures_caps_vulkan: {
+    parameters: ["pointer", "pointer", "pointer", "buffer", "u32", "buffer"],
+    result: "i32",
+  },
+  // int gpures_caps_egl(void *display, gpures_format_cap *out, uint32_t capacity,
+  //                     uint32_t *out_count)
+  gpures_caps_egl: { parameters: ["pointer", "buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
+  //                      uint32_t *out_count)
+  gpures_caps_cuda: { parameters: ["i32", "buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_caps_pool(gpures_format_cap *out, uint32_t capacity, uint32_t *out_count)
+  gpures_caps_pool: { parameters: ["buffer", "u32", "buffer"], result: "i32" },
+  // int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_producer,
+  //                      const gpures_format_cap *consumer, uint32_t num_consumer,
+  //                      uint32_t width, uint32_t height, gpures_negotiated *out)
+  gpures_negotiate: {
+    parameters: ["buffer", "u32", "buffer", "u32", "u32", "u32", "buffer"],
+    result: "i32",
+  },
+  // int gpures_importer_stats_get(gpures_importer *importer, gpures_importer_stats *out)
+  gpures_importer_stats_get: { parameters: ["pointer", "buffer"], result: "i32" },
+  // int gpures_importer_device(gpures_importer *importer, gpures_device_info *out)
+  gpures_importer_device: { parameters: ["pointer", "buffer"], result: "i32" },
+  // int gpures_importer_forget(gpures_importer *importer, gpures_handle frame)
+  gpures_importer_forget: { parameters: ["pointer", "u64"], result: "i32" },
+  // int gpures_importer_collect(gpures_importer *importer)
+  gpures_importer_collect: { parameters: ["pointer"], result: "i32" },
+  // int gpures_importer_destroy(gpures_importer *importer)
+  gpures_importer_destroy: { parameters: ["pointer"], result: "i32" },
+  // int gpures_vk_importer_create(const gpures_vk_importer_desc *desc, gpures_importer **out)
+  gpures_vk_importer_create: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_vk_import(gpures_importer *importer, gpures_handle frame, gpures_vk_imported *out)
+  gpures_vk_import: { parameters: ["pointer", "u64", "buffer"], result: "i32" },
+  // int gpures_egl_importer_create(const gpures_egl_importer_desc *desc, gpures_importer **out)
+  gpures_egl_importer_create: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_egl_import(gpures_importer *importer, gpures_handle frame, gpures_egl_imported *out)
+  gpures_egl_import: { parameters: ["pointer", "u64", "buffer"], result: "i32" },
+  // int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc, gpures_importer **out)
+  gpures_cuda_importer_create: { parameters: ["buffer", "buffer"], result: "i32" },
+  // int gpures_cuda_import(gpures_importer *importer, gpures_handle frame, gpures_cuda_imported *out)
+  gpures_cuda_import: { parameters: ["pointer", "u64", "buffer"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The loaded library's symbols. */

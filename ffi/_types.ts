@@ -275,6 +275,16 @@ export type SemaphoreHandleTypeName =
   | "opaqueFd"
   | "syncFd";
 
+/** A DeviceIdKind by name. */
+export type DeviceIdKindName =
+  | "none"
+  | "cpu"
+  | "vulkanUuid"
+  | "cudaUuid"
+  | "dxgiLuid"
+  | "metalRegistryId"
+  | "openCl";
+
 /** The name of a resource kind. */
 export type KindName =
   | "D3D11Texture"

@@ -52,6 +52,9 @@ export class DeviceLostError extends GpuResourceError {}
 /** The operation does not apply to this object: a fence the host cannot wait on, an API not installed. */
 export class UnsupportedError extends GpuResourceError {}
 
+/** The object belongs to another device than the one importing it (compared by UUID, LUID, ...). */
+export class DeviceMismatchError extends GpuResourceError {}
+
 const classes: Record<string, typeof GpuResourceError> = {
   NULL_HANDLE: InvalidHandleError,
   NULL_POINTER: InvalidHandleError,
@@ -65,6 +68,7 @@ const classes: Record<string, typeof GpuResourceError> = {
   CANCELLED: CancelledError,
   DEVICE_LOST: DeviceLostError,
   UNSUPPORTED: UnsupportedError,
+  DEVICE_MISMATCH: DeviceMismatchError,
 };
 
 /** The error class for a status name. */

@@ -10,7 +10,14 @@ import { consumedFlag } from "./_create.ts";
 import { enumValue, own } from "./_values.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { GpuResource } from "./gpu_resource.ts";
-import { GpuResourceError, InvalidHandleError, ReleasedError, TimeoutError } from "./errors.ts";
+import {
+  GpuResourceError,
+  InvalidHandleError,
+  ReleasedError,
+  TimeoutError,
+  UnsupportedError,
+} from "./errors.ts";
+import type { Negotiated } from "./interop.ts";
 import { type FrameLayout, PixelFormat } from "./pixel_format.ts";
 import type { PlaneView } from "./planes.ts";
 import { PlaneCache } from "./plane_cache.ts";
@@ -167,6 +174,33 @@ export class FramePool {
       rowAlign: 64,
       ...options,
     });
+  }
+
+  /**
+   * A pool of what {@link negotiate} picked: its format, extent and the larger
+   * of the two sides' row alignments. Only a LINEAR result in dma-buf or host
+   * memory is a pool's to make; anything else is the consumer API's to
+   * allocate (UnsupportedError naming `modifier` or `memory`).
+   */
+  static fromNegotiated(pick: Negotiated, slots: number): FramePool {
+    if (pick.modifier !== 0n) {
+      throw new UnsupportedError(
+        `Cannot create a FramePool: modifier 0x${
+          pick.modifier.toString(16)
+        } is not LINEAR; the consumer's API allocates tiled frames`,
+        "UNSUPPORTED",
+        "modifier",
+      );
+    }
+    if (pick.memory !== "dmaBuf" && pick.memory !== "host") {
+      throw new UnsupportedError(
+        `Cannot create a FramePool: the sides agreed on ${pick.memory} memory, which only the producing API can export`,
+        "UNSUPPORTED",
+        "memory",
+      );
+    }
+    const { format, width, height, rowAlign } = pick;
+    return FramePool.create({ format, width, height, slots, rowAlign });
   }
 
   #live(verb: string): Deno.PointerValue {

@@ -61,7 +61,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 4
+#define GPURES_ABI_MINOR 5
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -165,7 +165,7 @@ enum {
   GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ENUM)
 #undef GPURES__ENUM_SET_ENUM
 #define GPURES__ENUM_SET_ROW(id, UPPER, Name) +1
-  GPURES_ENUM_SET_MAX = 0 GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ROW) /* 9 */
+  GPURES_ENUM_SET_MAX = 0 GPURES_ENUM_SET_LIST(GPURES__ENUM_SET_ROW) /* 12 */
 #undef GPURES__ENUM_SET_ROW
 };
 
@@ -904,6 +904,13 @@ enum {
 
 /* gpures_field_info.flags */
 #define GPURES_FIELD_OPTIONAL (1u << 0) /* zero means absent (JSON null) */
+/*
+** Bits 8..11: the field is (part of) the handle's device identity, of this
+** GPURES_DEVICE_* kind (gpures_device_of() reads the rows that say so).
+*/
+#define GPURES_FIELD_DEVICE_SHIFT 8
+#define GPURES_FIELD_DEVICE(kind) ((uint32_t)(kind) << GPURES_FIELD_DEVICE_SHIFT)
+#define GPURES_FIELD_DEVICE_OF(flags) (((flags) >> GPURES_FIELD_DEVICE_SHIFT) & 0xfu)
 
 typedef struct gpures_field_info {
   const char *path;      /* "planes[].offset" */
@@ -1397,6 +1404,268 @@ GPURES_API int gpures_dma_buf_export_sync_file(gpures_handle dma_buf, uint32_t i
                                                uint32_t flags, gpures_handle *out_sync);
 GPURES_API int gpures_dma_buf_import_sync_file(gpures_handle dma_buf, uint32_t index,
                                                uint32_t flags, gpures_handle sync);
+
+/* ------------------------------------------------------------------ devices */
+/*
+** Which device a handle's memory or work lives on. Vulkan and CUDA name a GPU
+** by the same 16-byte UUID (VkPhysicalDeviceIDProperties.deviceUUID equals
+** cuDeviceGetUuid), so a VULKAN_UUID and a CUDA_UUID compare by their bytes.
+** Values of the enum set GPURES_ENUM_DEVICE_ID_KIND.
+*/
+enum {
+  GPURES_DEVICE_NONE = 0,              /* not tied to one device (a dma-buf: any importer) */
+  GPURES_DEVICE_CPU = 1,               /* host memory */
+  GPURES_DEVICE_VULKAN_UUID = 2,       /* bytes: deviceUUID */
+  GPURES_DEVICE_CUDA_UUID = 3,         /* bytes: CUuuid */
+  GPURES_DEVICE_DXGI_LUID = 4,         /* bytes 0..7: LowPart, HighPart, little-endian */
+  GPURES_DEVICE_METAL_REGISTRY_ID = 5, /* bytes 0..7: registryID, little-endian */
+  GPURES_DEVICE_OPENCL = 6             /* bytes 0..7: cl_platform_id, 8..15: cl_device_id */
+};
+
+typedef struct gpures_device_id {
+  uint32_t kind;   /* GPURES_DEVICE_* */
+  uint32_t reserved;
+  uint8_t bytes[16];
+} gpures_device_id;
+
+/*
+** The device of a handle, from the descriptor fields its kind marks as its
+** device identity (GPURES_FIELD_DEVICE). GPURES_DEVICE_NONE when the handle
+** names none (an optional UUID left out, a dma-buf, a GL name). An OpenClMem's
+** device is asked of OpenCL (its queue's device), opened with dlopen.
+*/
+GPURES_API int gpures_device_of(gpures_handle handle, gpures_device_id *out_id);
+/* Answers of gpures_device_compare(). */
+enum { GPURES_DEVICE_DIFFERENT = 0, GPURES_DEVICE_SAME = 1, GPURES_DEVICE_UNKNOWN = 2 };
+/*
+** SAME or DIFFERENT when the two ids can be compared (equal kinds, or a
+** Vulkan UUID against a CUDA UUID), UNKNOWN when either is NONE or their kinds
+** name devices in different terms (a LUID against a UUID).
+*/
+GPURES_API int gpures_device_compare(const gpures_device_id *a, const gpures_device_id *b);
+
+/* What a consumer says about its device. */
+typedef struct gpures_device_info {
+  uint32_t struct_size;
+  uint32_t vendor_id;      /* PCI vendor (0x10de NVIDIA, 0x10005 Mesa's software devices), or 0 */
+  uint32_t device_id;      /* PCI device, or 0 */
+  uint32_t has_luid;       /* 1 when luid holds the adapter's LUID (Windows) */
+  gpures_device_id id;
+  uint8_t luid[8];
+  char name[256];          /* NUL-terminated */
+} gpures_device_info;
+
+/* A Vulkan physical device (vkGetPhysicalDeviceProperties2). get_instance_proc_addr: NULL for the system loader's. */
+GPURES_API int gpures_vk_device_info(void *instance, void *physical_device,
+                                     void *get_instance_proc_addr, gpures_device_info *out);
+/* A CUDA device by ordinal (cuDeviceGetName, cuDeviceGetUuid_v2), libcuda opened with dlopen. */
+GPURES_API int gpures_cuda_device_info(int32_t ordinal, gpures_device_info *out);
+
+/* ------------------------------------------------------------- capabilities */
+/*
+** What a consumer can import: rows of (pixel format, DRM modifier, memory
+** kinds). A producer lists what it can make the same way, in its order of
+** preference; gpures_negotiate() picks the first of its rows that the
+** consumer takes.
+*/
+#define GPURES_MEMORY_DMA_BUF   (1u << 0) /* DmaBufHandle (a memfd where the driver takes one) */
+#define GPURES_MEMORY_OPAQUE_FD (1u << 1) /* VkOpaqueFd: exported Vulkan memory */
+#define GPURES_MEMORY_HOST      (1u << 2) /* mapped CPU memory, copied in (an upload) */
+
+#define GPURES_MODIFIER_LINEAR  0ull
+#define GPURES_MODIFIER_INVALID 0x00ffffffffffffffull /* "implicit": the driver's own choice */
+
+/* gpures_format_cap.flags */
+#define GPURES_CAP_EXTERNAL_ONLY (1u << 0) /* EGL: only as GL_TEXTURE_EXTERNAL_OES */
+
+typedef struct gpures_format_cap {
+  uint32_t format;      /* PixelFormat id */
+  uint32_t memory;      /* GPURES_MEMORY_* it can come in */
+  uint64_t modifier;    /* DRM format modifier */
+  uint32_t max_width;   /* 0: not known */
+  uint32_t max_height;
+  uint32_t row_align;   /* row pitch and plane offset alignment it needs, a power of two; 0 or 1: any */
+  uint32_t flags;       /* GPURES_CAP_* */
+} gpures_format_cap;
+
+/*
+** The capability queries fill out[0 .. capacity-1] and set *out_count to the
+** rows there are; with too small a capacity they return
+** GPURES_E_BUFFER_TOO_SMALL (and *out_count says how many to make room for).
+** Only formats gpures names (a PixelFormat with a DRM fourcc) are listed.
+**
+** Vulkan: vkGetPhysicalDeviceImageFormatProperties2 with external-memory info
+** (DMA_BUF and OPAQUE_FD handle types), and with VK_EXT_image_drm_format_modifier
+** each modifier of vkGetPhysicalDeviceFormatProperties2's list; without it,
+** LINEAR tiling only.
+*/
+GPURES_API int gpures_caps_vulkan(void *instance, void *physical_device,
+                                  void *get_instance_proc_addr, gpures_format_cap *out,
+                                  uint32_t capacity, uint32_t *out_count);
+/* EGL: eglQueryDmaBufFormatsEXT / eglQueryDmaBufModifiersEXT of an initialized display. */
+GPURES_API int gpures_caps_egl(void *display, gpures_format_cap *out, uint32_t capacity,
+                               uint32_t *out_count);
+/* CUDA: cuImportExternalMemory takes opaque fds as linear memory: every format, LINEAR. */
+GPURES_API int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
+                                uint32_t *out_count);
+/* What a gpures_pool makes: every format with a DRM fourcc, LINEAR, DMA_BUF and HOST. */
+GPURES_API int gpures_caps_pool(gpures_format_cap *out, uint32_t capacity, uint32_t *out_count);
+
+typedef struct gpures_negotiated {
+  uint32_t struct_size;
+  uint32_t format;         /* PixelFormat id */
+  uint64_t modifier;
+  uint32_t memory;         /* the one GPURES_MEMORY_* bit chosen: DMA_BUF, then OPAQUE_FD, then HOST */
+  uint32_t row_align;      /* the larger of the two sides' */
+  uint32_t width;
+  uint32_t height;
+  uint32_t producer_index; /* the rows chosen */
+  uint32_t consumer_index;
+  uint32_t num_planes;     /* LINEAR: the layout below; other modifiers: 0 (the allocator's) */
+  uint32_t reserved;
+  gpures_plane_layout planes[4];
+  uint64_t size;           /* LINEAR: bytes of one buffer */
+} gpures_negotiated;
+
+/*
+** Picks the first producer row that a consumer row matches: the same format
+** and modifier, a memory kind in common, width x height within both sides'
+** limits. GPURES_E_UNSUPPORTED when none does, and gpures_last_error() says
+** why for each format ("NV12: the consumer takes modifiers 0x..., not
+** LINEAR"). INVALID_VALUE naming "width"/"height" for a zero or odd extent the
+** format refuses. A LINEAR result in DMA_BUF or HOST memory is what
+** gpures_pool_create() makes (format, width, height, row_align).
+*/
+GPURES_API int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_producer,
+                                const gpures_format_cap *consumer, uint32_t num_consumer,
+                                uint32_t width, uint32_t height, gpures_negotiated *out);
+
+/* ----------------------------------------------------------------- importers */
+/*
+** An importer turns frames into one API's objects and caches them by the
+** frame's buffer identity: gpures_buffer_id() for pooled and received frames
+** (so every frame of a pool slot reuses one import), else the (device, inode)
+** of each fd plus the layout. An import made for a buffer is freed when the
+** buffer goes away (its pool slot gets new memory, its pool closes, its
+** sender forgets it), at the importer's next call on its own thread; an
+** import keyed by inode is freed when the cache is full (the least recently
+** used first), by gpures_importer_forget() or at destroy. Every import is
+** freed exactly once (gpures_importer_stats: imports == freed + cached).
+**
+** The objects an import gives are the importer's: use them while you hold
+** the frame, and do not free them. Calls on one importer are serialized (any
+** thread; EGL: with its context current on the calling thread).
+**
+** Refusals: a frame of a kind the API cannot import is WRONG_KIND naming
+** "frame"; a released frame STALE; a frame of another device DEVICE_MISMATCH
+** naming "deviceUuid"; a format or modifier the device refuses UNSUPPORTED
+** naming "format" or "modifier"; a layout the API refuses INVALID_VALUE naming
+** the plane ("planes[1].stride"). Nothing is cached or leaked on failure.
+*/
+typedef struct gpures_importer gpures_importer;
+
+typedef struct gpures_importer_stats {
+  uint32_t struct_size;
+  uint32_t cached;         /* imports held now */
+  uint64_t imports;        /* imports made (cache misses that succeeded) */
+  uint64_t hits;           /* imports answered from the cache */
+  uint64_t freed;          /* imports freed */
+  uint64_t failed;         /* imports the API refused */
+} gpures_importer_stats;
+
+GPURES_API int gpures_importer_stats_get(gpures_importer *importer, gpures_importer_stats *out);
+/* The importer's device (what frames are matched against). */
+GPURES_API int gpures_importer_device(gpures_importer *importer, gpures_device_info *out);
+/* Frees the frame's cached import now, if there is one. */
+GPURES_API int gpures_importer_forget(gpures_importer *importer, gpures_handle frame);
+/* Frees the imports whose buffer went away (every import call does this first). */
+GPURES_API int gpures_importer_collect(gpures_importer *importer);
+/* Frees every import and the importer. The pointer must not be used after this call. */
+GPURES_API int gpures_importer_destroy(gpures_importer *importer);
+
+/* gpures_vk_importer_desc.flags: what an import makes over the memory. */
+#define GPURES_VK_IMPORT_IMAGE  (1u << 0) /* a VkImage (linear, or the frame's modifier) */
+#define GPURES_VK_IMPORT_BUFFER (1u << 1) /* a VkBuffer over the whole of memory 0 */
+
+typedef struct gpures_vk_importer_desc {
+  uint32_t struct_size;
+  uint32_t flags;                /* GPURES_VK_IMPORT_*, at least one */
+  void *instance;                /* VkInstance */
+  void *physical_device;         /* VkPhysicalDevice */
+  void *device;                  /* VkDevice with VK_KHR_external_memory_fd (+ _dma_buf for DmaBufHandle) */
+  void *get_instance_proc_addr;  /* PFN_vkGetInstanceProcAddr, NULL for the system loader's */
+  uint32_t capacity;             /* imports cached at most, 0: 64 */
+  uint32_t usage;                /* applied to image and buffer; 0: image SAMPLED|TRANSFER_SRC|TRANSFER_DST, buffer TRANSFER_SRC|TRANSFER_DST|STORAGE */
+} gpures_vk_importer_desc;
+
+typedef struct gpures_vk_imported {
+  uint32_t struct_size;
+  uint32_t cached;               /* 1 when it came from the cache */
+  uint32_t num_memories;         /* one VkDeviceMemory per distinct fd */
+  uint32_t vk_format;            /* the image's VkFormat */
+  uint64_t memories[4];          /* VkDeviceMemory */
+  uint64_t image;                /* VkImage, or 0 */
+  uint64_t buffer;               /* VkBuffer, or 0 */
+  uint64_t size;                 /* bytes of memories[0] */
+  uint64_t offset;               /* of the resource in memories[0] */
+} gpures_vk_imported;
+
+/* DmaBufHandle and VkOpaqueFd frames into Vulkan memory (VK_EXT_external_memory_dma_buf, opaque fds). */
+GPURES_API int gpures_vk_importer_create(const gpures_vk_importer_desc *desc,
+                                         gpures_importer **out_importer);
+GPURES_API int gpures_vk_import(gpures_importer *importer, gpures_handle frame,
+                                gpures_vk_imported *out);
+
+typedef struct gpures_egl_importer_desc {
+  uint32_t struct_size;
+  uint32_t flags;                /* 0 */
+  void *display;                 /* an initialized EGLDisplay with EGL_EXT_image_dma_buf_import */
+  void *get_proc_address;        /* eglGetProcAddress, NULL for the system libEGL's */
+  uint32_t capacity;             /* 0: 64 */
+  uint32_t reserved;
+} gpures_egl_importer_desc;
+
+typedef struct gpures_egl_imported {
+  uint32_t struct_size;
+  uint32_t cached;
+  uint32_t texture;              /* GL texture name with the image as its storage */
+  uint32_t target;               /* GL_TEXTURE_2D, or GL_TEXTURE_EXTERNAL_OES (YUV, sampled as RGB) */
+  void *image;                   /* EGLImage */
+} gpures_egl_imported;
+
+/*
+** DmaBufHandle frames into an EGLImage and a GL texture of the EGL context
+** current at create (UNSUPPORTED naming "context" without one); every call
+** needs that context current, since a texture name means something in one
+** context only.
+*/
+GPURES_API int gpures_egl_importer_create(const gpures_egl_importer_desc *desc,
+                                          gpures_importer **out_importer);
+GPURES_API int gpures_egl_import(gpures_importer *importer, gpures_handle frame,
+                                 gpures_egl_imported *out);
+
+typedef struct gpures_cuda_importer_desc {
+  uint32_t struct_size;
+  uint32_t flags;                /* 0 */
+  int32_t device;                /* CUdevice ordinal */
+  uint32_t capacity;             /* 0: 64 */
+  void *context;                 /* CUcontext, NULL for the device's primary context */
+} gpures_cuda_importer_desc;
+
+typedef struct gpures_cuda_imported {
+  uint32_t struct_size;
+  uint32_t cached;
+  uint64_t ptr;                  /* CUdeviceptr of the resource (the frame's offset applied) */
+  uint64_t size;                 /* bytes from ptr */
+  uint64_t external_memory;      /* CUexternalMemory */
+  gpures_handle handle;          /* a new CudaPtr2D (a frame with rows) or CudaBufferHandle over ptr: release it */
+} gpures_cuda_imported;
+
+/* VkOpaqueFd frames into CUDA (cuImportExternalMemory + cuExternalMemoryGetMappedBuffer). */
+GPURES_API int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc,
+                                           gpures_importer **out_importer);
+GPURES_API int gpures_cuda_import(gpures_importer *importer, gpures_handle frame,
+                                  gpures_cuda_imported *out);
 
 #ifdef __cplusplus
 }

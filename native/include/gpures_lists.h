@@ -46,7 +46,8 @@
   X(12, TIMED_OUT, "the wait timed out")                                  \
   X(13, CANCELLED, "the wait was cancelled")                              \
   X(14, DEVICE_LOST, "the device was lost")                               \
-  X(15, UNSUPPORTED, "the operation is not supported for this object")
+  X(15, UNSUPPORTED, "the operation is not supported for this object")   \
+  X(16, DEVICE_MISMATCH, "the object belongs to another device")
 
 /*
 ** The twenty resource kinds.
@@ -123,7 +124,8 @@
   X(8, TRANSFER, TransferCharacteristics)            \
   X(9, MATRIX, MatrixCoefficients)                   \
   X(10, SEMAPHORE_TYPE, SemaphoreType)               \
-  X(11, SEMAPHORE_HANDLE_TYPE, SemaphoreHandleType)
+  X(11, SEMAPHORE_HANDLE_TYPE, SemaphoreHandleType) \
+  X(12, DEVICE_ID_KIND, DeviceIdKind)
 
 /*
 ** Pixel formats: ids and names. Their memory layout (planes, subsampling,

@@ -248,6 +248,11 @@ static inline const gpures__variant *gpures__variant_of(uint32_t kind) {
   { .path = path_, .doc = doc_, .type = type_, .offset = offsetof(T, m),                       \
     .size = GPURES__MEMBER_SIZE(T, m), .count = 1, .stride = GPURES__MEMBER_SIZE(T, m),        \
     .present_bit = bit_ }
+/* A group member that is (part of) the handle's device identity, of GPURES_DEVICE_* kind `dev_`. */
+#define GPURES__DEVICE_ROW(T, m, path_, type_, bit_, dev_, doc_)                               \
+  { .path = path_, .doc = doc_, .type = type_, .offset = offsetof(T, m),                       \
+    .size = GPURES__MEMBER_SIZE(T, m), .count = 1, .stride = GPURES__MEMBER_SIZE(T, m),        \
+    .present_bit = bit_, .flags = GPURES_FIELD_DEVICE(dev_) }
 #define GPURES__COUNT_ROW(T, m, path_, max_, zero_, doc_)                                      \
   { .path = path_, .doc = doc_, .type = GPURES_FIELD_COUNT, .offset = offsetof(T, m),          \
     .size = 4, .count = max_, .stride = 4, .zero_status = zero_ }
@@ -258,9 +263,13 @@ static inline const gpures__variant *gpures__variant_of(uint32_t kind) {
     .stride = GPURES__MEMBER_SIZE(T, a[0]), .count_offset = offsetof(T, n), .zero_status = zero_ }
 /* Member m of an array of structs a whose length is the field `n`. */
 #define GPURES__STRUCT_ARRAY_ROW(T, a, m, n, path_, type_, zero_, doc_)                        \
+  GPURES__STRUCT_ARRAY_ROW_F(T, a, m, n, path_, type_, zero_, 0, doc_)
+/* The same with field flags (GPURES_FIELD_*). */
+#define GPURES__STRUCT_ARRAY_ROW_F(T, a, m, n, path_, type_, zero_, flags_, doc_)              \
   { .path = path_, .doc = doc_, .type = type_, .offset = offsetof(T, a[0].m),                  \
     .size = GPURES__MEMBER_SIZE(T, a[0].m), .count = GPURES__LEN(((T *)0)->a),                 \
-    .stride = GPURES__MEMBER_SIZE(T, a[0]), .count_offset = offsetof(T, n), .zero_status = zero_ }
+    .stride = GPURES__MEMBER_SIZE(T, a[0]), .count_offset = offsetof(T, n),                    \
+    .zero_status = zero_, .flags = flags_ }
 
 #define GPURES__VARIANT(snake, fields_, validate_)                                             \
   const gpures__variant gpures__variant_##snake = {                                            \
@@ -354,6 +363,8 @@ uint64_t gpures__next_buffer_id(void);
 ** holding no lock.
 */
 void gpures__buffer_gone(uint64_t id);
+/* Marks the imports made for buffer `id` for freeing (interop/importer.c). */
+void gpures__importers_buffer_gone(uint64_t id);
 void gpures__set_buffer_gone_hook(void (*hook)(uint64_t id));
 
 /* The largest descriptor of any kind, in bytes. */

@@ -477,9 +477,9 @@ static void status_names_and_messages_cover_every_code(void) {
   CHECK_STR(gpures_status_message(code), message);
   GPURES_STATUS_LIST(STATUS_NAME)
 #undef STATUS_NAME
-  CHECK(gpures_status_name(16) == NULL);
+  CHECK(gpures_status_name(17) == NULL);
   CHECK(gpures_status_name(-1) == NULL);
-  CHECK(gpures_status_message(16) == NULL);
+  CHECK(gpures_status_message(17) == NULL);
   CHECK_EQ(GPURES_E_OK, GPURES_OK);
   CHECK_EQ(gpures_abi_version(), GPURES_ABI_VERSION);
   CHECK_EQ(gpures_abi_version() >> 16, 1);

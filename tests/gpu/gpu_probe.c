@@ -1793,7 +1793,9 @@ static void *g_gpures_lib;
 #define GP_GPURES_FNS(X)                                                                          \
   X(gpures_sync_wait) X(gpures_sync_poll) X(gpures_sync_wait_async) X(gpures_event_queue_open)     \
   X(gpures_event_queue_close) X(gpures_event_queue_wait) X(gpures_event_queue_poll)                \
-  X(gpures_vk_semaphore_fd_create) X(gpures_clone) X(gpures_release) X(gpures_last_error)
+  X(gpures_vk_semaphore_fd_create) X(gpures_clone) X(gpures_release) X(gpures_last_error)       \
+  X(gpures_cuda_importer_create) X(gpures_cuda_import) X(gpures_importer_forget)                   \
+  X(gpures_importer_stats_get) X(gpures_importer_destroy)
 #define GP_GPURES_DECL(f) static __typeof__(&f) g_##f;
 GP_GPURES_FNS(GP_GPURES_DECL)
 #undef GP_GPURES_DECL
@@ -1894,6 +1896,102 @@ GP_API int gp_gpures_bench(int fd, uint64_t vk_sem, uint32_t iters, double *out)
   out[1] = (double)(t2 - t1) / iters;
   out[2] = (double)(t3 - t2) / iters;
   return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of n samples (sorted in place). */
+static double median_ns(uint64_t *v, uint32_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_u64);
+  return (double)v[n / 2];
+}
+
+/*
+** The CUDA importer from C (issue 17's per-frame cost): a new importer on
+** device 0 takes `iters` frames cycling over the n VkOpaqueFd handles
+** `frames` (a producer's ring), each gpures_cuda_import timed alone and its
+** handle released; then `uncached` more, each after gpures_importer_forget
+** (a fresh cuImportExternalMemory + map). out: [0] median ns of a cached
+** import, [1] its 99th percentile, [2] median of a cached import + release of
+** its handle, [3] median of an uncached import, [4..8] stats before destroy
+** (imports, hits, freed, cached, failed), [9] imports whose `cached` flag was
+** not what the ring predicts (first lap new, the rest cached).
+*/
+GP_API int gp_gpures_cuda_bench(const uint64_t *frames, uint32_t n, uint32_t iters,
+                                uint32_t uncached, double *out) {
+  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+  if (!n || n > 64 || iters < n || iters > 100000 || uncached > 10000)
+    return fail(-9, "bad bench sizes (%u frames, %u iterations, %u uncached)", n, iters, uncached);
+  uint64_t *alone = calloc(iters, sizeof *alone), *with_release = calloc(iters, sizeof *alone);
+  uint64_t *fresh = calloc(uncached ? uncached : 1, sizeof *fresh);
+  gpures_importer *imp = NULL;
+  int rc = 0;
+  if (!alone || !with_release || !fresh) rc = fail(-5, "out of host memory");
+  gpures_cuda_importer_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  int s = rc ? 0 : g_gpures_cuda_importer_create(&desc, &imp);
+  if (s != GPURES_OK) rc = fail(-3000 - s, "gpures_cuda_importer_create: %s", g_gpures_last_error());
+  uint32_t wrong_flag = 0, timed = 0;
+  for (uint32_t i = 0; rc == 0 && i < iters; i++) {
+    gpures_cuda_imported r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    uint64_t t0 = gp_now_ns();
+    s = g_gpures_cuda_import(imp, frames[i % n], &r);
+    uint64_t t1 = gp_now_ns();
+    if (s == GPURES_OK) s = g_gpures_release(r.handle);
+    uint64_t t2 = gp_now_ns();
+    if (s != GPURES_OK) {
+      rc = fail(-3000 - s, "gpures_cuda_import of frame %u: %s", i, g_gpures_last_error());
+      break;
+    }
+    wrong_flag += r.cached != (i >= n);
+    if (i >= n) alone[timed] = t1 - t0, with_release[timed++] = t2 - t0;
+  }
+  for (uint32_t i = 0; rc == 0 && i < uncached; i++) {
+    gpures_cuda_imported r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    s = g_gpures_importer_forget(imp, frames[i % n]);
+    uint64_t t0 = gp_now_ns();
+    if (s == GPURES_OK) s = g_gpures_cuda_import(imp, frames[i % n], &r);
+    fresh[i] = gp_now_ns() - t0;
+    if (s == GPURES_OK) s = g_gpures_release(r.handle);
+    if (s != GPURES_OK) rc = fail(-3000 - s, "uncached import %u: %s", i, g_gpures_last_error());
+    else wrong_flag += r.cached != 0;
+  }
+  gpures_importer_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  if (rc == 0 && (s = g_gpures_importer_stats_get(imp, &st)) != GPURES_OK)
+    rc = fail(-3000 - s, "gpures_importer_stats_get: %s", g_gpures_last_error());
+  if (imp) g_gpures_importer_destroy(imp);
+  if (rc == 0) {
+    double p99 = 0;
+    if (timed) {
+      qsort(alone, timed, sizeof *alone, cmp_u64);
+      p99 = (double)alone[(uint64_t)timed * 99 / 100];
+    }
+    out[0] = median_ns(alone, timed);
+    out[1] = p99;
+    out[2] = median_ns(with_release, timed);
+    out[3] = median_ns(fresh, uncached);
+    out[4] = (double)st.imports;
+    out[5] = (double)st.hits;
+    out[6] = (double)st.freed;
+    out[7] = (double)st.cached;
+    out[8] = (double)st.failed;
+    out[9] = wrong_flag;
+  }
+  free(alone);
+  free(with_release);
+  free(fresh);
+  return rc;
 }
 
 static void sync_close(void) {

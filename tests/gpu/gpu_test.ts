@@ -39,6 +39,16 @@ import {
   type Probe,
   uuidString,
 } from "./probe.ts";
+import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../../ffi/interop_cuda.ts";
+import {
+  compareDevices,
+  decodeDeviceInfo,
+  type DeviceId,
+  deviceInfoBuffer,
+  deviceOf,
+} from "../../ffi/interop.ts";
+import { lastError, native } from "../../ffi/_native.ts";
+import { DeviceMismatchError } from "../../ffi/errors.ts";
 
 // ------------------------------------------------------------------ set-up
 
@@ -1183,6 +1193,330 @@ Deno.test({
     }
     noLeaks(before);
   },
+});
+
+// ------------------------------------------ CudaImporter (issue 17's GPU proof)
+//
+// Each check prints "PASS cuda-import (N) ..." with its numbers, or
+// "FAIL cuda-import (N): <why>" before the test fails: (1) Vulkan → CUDA →
+// Vulkan through one import, (2) device matching, (3) cached vs uncached
+// imports over a 3-slot ring at 4K, (4) the importer's counts and its destroy.
+
+/** A producer's ring: 4K RGBA frames in device-local Vulkan memory, each its own export. */
+interface Ring {
+  frames: VkOpaqueFd[];
+  slots: number[];
+  close(): void;
+}
+
+function exportRing(seeds: number[]): Ring {
+  const frames: VkOpaqueFd[] = [], slots: number[] = [];
+  const close = () => {
+    for (const f of frames) f.release();
+    for (const s of slots) probe.vkFree(s);
+  };
+  try {
+    for (const seed of seeds) {
+      const ex = probe.vkExport(FRAME_4K, "device", true);
+      slots.push(ex.slot);
+      frames.push(VkOpaqueFd.create({
+        fd: ex.fd,
+        size: ex.allocationSize,
+        memoryTypeIndex: ex.memoryTypeIndex,
+        offset: 0,
+        dedicated: ex.dedicated,
+        width: 3840,
+        height: 2160,
+        format: "RgbaU8",
+        deviceUuid: vk!.uuid,
+      }, { takeOwnership: true }));
+      // Vulkan writes the slot's pattern on its queue (and waits for it).
+      probe.vkWrite(ex.slot, FRAME_4K, seed, true);
+    }
+  } catch (e) {
+    close();
+    throw e;
+  }
+  return { frames, slots, close };
+}
+
+/** Runs a check, printing FAIL with the reason when it throws. */
+function point(n: number, check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    console.log(`FAIL cuda-import (${n}): ${(e as Error).message}`);
+    throw e;
+  }
+}
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] : NaN;
+};
+
+Deno.test({
+  name: "cuda-import (1): a 4K RGBA VkOpaqueFd into CUDA; Vulkan writes, CUDA reads, and back",
+  ignore: !!vkSkip,
+  fn: () =>
+    point(1, () => {
+      const before = liveHandles();
+      const ring = exportRing([0x51]);
+      const importer = CudaImporter.create({ device: 0 });
+      try {
+        const [frame] = ring.frames, [slot] = ring.slots;
+        const t0 = performance.now();
+        const imp = importer.import(frame);
+        const firstUs = (performance.now() - t0) * 1e3;
+        try {
+          assert.equal(imp.cached, false);
+          assert.ok(imp.handle instanceof CudaPtr2D, "a frame with rows is a CudaPtr2D");
+          const d = imp.handle.describe();
+          assert.equal(d.ptr, imp.ptr);
+          assert.equal(d.rowPitch, 3840 * 4);
+          assert.deepEqual(d.planeByteOffsets, [0n]);
+          assert.ok(same(d.deviceUuid, cuda.uuid), "the handle names CUDA's device");
+          assert.ok(imp.size >= BigInt(FRAME_4K));
+          const at = probe.cuPointerInfo(imp.ptr);
+          assert.ok(at.base <= imp.ptr && imp.ptr + BigInt(FRAME_4K) <= at.base + at.size);
+          assert.ok(same(at.uuid, cuda.uuid), "CUDA maps the import on its device");
+
+          // Vulkan wrote 0x51 on its queue; CUDA reads it through the import.
+          const read = probe.cuCheck(imp.ptr, FRAME_4K, 0x51);
+          assert.equal(read, 0n, "CUDA reads every byte Vulkan wrote");
+          assert.ok(probe.cuCheck(imp.ptr, FRAME_4K, 0x52) > 0n, "the check sees a wrong pattern");
+          // CUDA writes through the same import; Vulkan's queue reads it.
+          probe.cuFill(imp.ptr, FRAME_4K, 0x53);
+          const back = probe.vkCheck(slot, FRAME_4K, 0x53, true);
+          assert.equal(back, 0n, "Vulkan reads every byte CUDA wrote");
+          assert.ok(probe.vkCheck(slot, FRAME_4K, 0x51, true) > 0n, "the old bytes are gone");
+
+          const again = importer.import(frame);
+          assert.equal(again.cached, true);
+          assert.equal(again.ptr, imp.ptr, "the cached import is the same mapping");
+          assert.notEqual(again.handle.unsafeHandle, imp.handle.unsafeHandle, "a new handle");
+          again.handle.release();
+          console.log(
+            `PASS cuda-import (1): ${FRAME_4K} bytes, Vulkan → CUDA ${read} wrong, CUDA → ` +
+              `Vulkan ${back} wrong (kernels ${cuda.kernelsLoaded ? "on" : "off: copies"}); ` +
+              `first import + map ${firstUs.toFixed(0)} µs; CudaPtr2D rowPitch ${d.rowPitch}`,
+          );
+        } finally {
+          imp.handle.release();
+        }
+      } finally {
+        importer.close();
+        ring.close();
+      }
+      noLeaks(before);
+    }),
+});
+
+/** Vulkan's id of its device: gpures_vk_device_info where it is in, else the probe's own query. */
+function vulkanDeviceId(): { id: DeviceId; source: string } {
+  const buf = deviceInfoBuffer();
+  const status = native().gpures_vk_device_info(
+    Deno.UnsafePointer.create(vk!.instance),
+    Deno.UnsafePointer.create(vk!.physicalDevice),
+    null,
+    buf,
+  );
+  if (status === 0) return { id: decodeDeviceInfo(buf).id, source: "gpures_vk_device_info" };
+  return {
+    id: { kind: "vulkanUuid", bytes: vk!.uuid },
+    source: `the probe's vkGetPhysicalDeviceProperties2 (gpures_vk_device_info: ${
+      lastError(status).message
+    })`,
+  };
+}
+
+Deno.test({
+  name: "cuda-import (2): Vulkan's device UUID is the importer's; a flipped UUID byte is refused",
+  ignore: !!vkSkip,
+  fn: () =>
+    point(2, () => {
+      const before = liveHandles();
+      const ring = exportRing([0x61]);
+      const importer = CudaImporter.create();
+      try {
+        const dev = importer.device;
+        assert.equal(dev.id.kind, "cudaUuid");
+        assert.ok(same(dev.id.bytes, cuda.uuid), "cuDeviceGetUuid of device 0");
+        assert.equal(dev.vendorId, 0x10de);
+        assert.equal(dev.name, cuda.name);
+        assert.ok(same(cudaDeviceInfo(0).id.bytes, cuda.uuid));
+        const caps = cudaCaps(0);
+        const rgba = caps.find((c) => c.format === "RgbaU8");
+        assert.ok(rgba && rgba.modifier === 0n && rgba.memory.includes("opaqueFd"));
+
+        const vkDev = vulkanDeviceId();
+        assert.equal(vkDev.id.kind, "vulkanUuid");
+        assert.equal(compareDevices(vkDev.id, dev.id), "same", "Vulkan's UUID is CUDA's");
+        assert.equal(compareDevices(deviceOf(ring.frames[0]), dev.id), "same");
+
+        const wrong = vk!.uuid.slice();
+        wrong[5] ^= 0x80;
+        const d = ring.frames[0].describe();
+        using other = VkOpaqueFd.create({ // a dup of the same export, claiming another GPU
+          fd: d.fd,
+          size: d.size,
+          memoryTypeIndex: d.memoryTypeIndex,
+          offset: 0,
+          dedicated: d.dedicated,
+          width: 3840,
+          height: 2160,
+          format: "RgbaU8",
+          deviceUuid: wrong,
+        });
+        assert.equal(compareDevices(deviceOf(other), dev.id), "different");
+        const s0 = importer.stats;
+        assert.throws(
+          () => importer.import(other),
+          (e: unknown) =>
+            e instanceof DeviceMismatchError && e.code === "DEVICE_MISMATCH" &&
+            e.field === "deviceUuid",
+        );
+        const s1 = importer.stats;
+        assert.equal(s1.imports, s0.imports, "nothing was imported");
+        assert.equal(s1.cached, s0.cached);
+        const ok = importer.import(ring.frames[0]);
+        ok.handle.release();
+        console.log(
+          `PASS cuda-import (2): ${uuidString(dev.id.bytes)} from CUDA equals Vulkan's (from ` +
+            `${vkDev.source}): compare says same; flipped byte 5: DeviceMismatchError ` +
+            `(deviceUuid); cudaCaps: ${caps.length} formats, RgbaU8 max ` +
+            `${rgba.maxWidth}x${rgba.maxHeight}`,
+        );
+      } finally {
+        importer.close();
+        ring.close();
+      }
+      noLeaks(before);
+    }),
+});
+
+Deno.test({
+  name: "cuda-import (3): 200 frames over a 3-slot 4K ring: 3 imports, 197 cached; µs per import",
+  ignore: !!vkSkip,
+  fn: () =>
+    point(3, () => {
+      const before = liveHandles();
+      const seeds = [0x71, 0x72, 0x73];
+      const ring = exportRing(seeds);
+      const importer = CudaImporter.create({ capacity: 8 });
+      try {
+        const cachedUs: number[] = [], firstUs: number[] = [], ptrs: bigint[] = [];
+        let wrong = 0n;
+        for (let i = 0; i < 200; i++) {
+          const slot = i % 3;
+          const t0 = performance.now();
+          const imp = importer.import(ring.frames[slot]);
+          const us = (performance.now() - t0) * 1e3;
+          (imp.cached ? cachedUs : firstUs).push(us);
+          assert.equal(imp.cached, i >= 3, `frame ${i} of slot ${slot}`);
+          if (i < 3) ptrs.push(imp.ptr);
+          else assert.equal(imp.ptr, ptrs[slot], `frame ${i} maps slot ${slot}'s memory`);
+          // Each slot's import reads that slot's bytes (first and last laps).
+          if (i < 6 || i >= 194) wrong += probe.cuCheck(imp.ptr, FRAME_4K, seeds[slot]);
+          imp.handle.release();
+        }
+        assert.equal(new Set(ptrs).size, 3, "three slots, three mappings");
+        assert.equal(wrong, 0n, "every slot's import holds that slot's bytes");
+        let s = importer.stats;
+        assert.deepEqual(s, { cached: 3, imports: 3, hits: 197, freed: 0, failed: 0 });
+
+        const freshUs: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          importer.forget(ring.frames[i % 3]);
+          const t0 = performance.now();
+          const imp = importer.import(ring.frames[i % 3]);
+          freshUs.push((performance.now() - t0) * 1e3);
+          assert.equal(imp.cached, false);
+          imp.handle.release();
+        }
+        s = importer.stats;
+        assert.deepEqual(s, { cached: 3, imports: 23, hits: 197, freed: 20, failed: 0 });
+
+        let c = "from C: skipped (" + gpuresCSkip + ")";
+        let cMedianUs = NaN;
+        if (!gpuresCSkip) {
+          const b = probe.gpuresCudaBench(ring.frames.map((f) => f.unsafeHandle), 200, 20);
+          assert.equal(b.wrongCachedFlags, 0, "C saw 3 new imports, then only cached ones");
+          assert.deepEqual(b.stats, { imports: 23, hits: 197, freed: 20, cached: 3, failed: 0 });
+          cMedianUs = b.cachedMedian / 1e3;
+          c = `from C: cached ${us(b.cachedMedian)} µs median (p99 ${us(b.cachedP99)}, with the ` +
+            `handle's release ${us(b.cachedWithReleaseMedian)}), uncached ` +
+            `${us(b.uncachedMedian)} µs median of 20`;
+        }
+        const cached = median(cachedUs), fresh = median(freshUs);
+        console.log(
+          `PASS cuda-import (3): 200 frames, 3 slots: imports 3, hits 197, 0 wrong bytes; ` +
+            `from Deno: cached ${cached.toFixed(2)} µs median (p99 ` +
+            `${percentile(cachedUs, 99).toFixed(2)}) of 197, uncached (forget + import + map) ` +
+            `${fresh.toFixed(0)} µs median of 20 (${(fresh / cached).toFixed(0)}x), first lap ` +
+            `${firstUs.map((x) => x.toFixed(0)).join("/")} µs; ${c}`,
+        );
+        if (!gpuresCSkip) {
+          const met = cMedianUs <= 2;
+          console.log(
+            `${met ? "PASS" : "FAIL"} cuda-import (3) target: a cached import from C ≤ 2 µs ` +
+              `(median ${cMedianUs.toFixed(2)} µs)`,
+          );
+          assert.ok(met, `a cached import takes ${cMedianUs.toFixed(2)} µs from C, above 2 µs`);
+        }
+      } finally {
+        importer.close();
+        ring.close();
+      }
+      noLeaks(before);
+    }),
+});
+
+Deno.test({
+  name: "cuda-import (4): imports == freed + cached; forget and destroy free CUDA's mappings",
+  ignore: !!vkSkip,
+  fn: () =>
+    point(4, () => {
+      const before = liveHandles();
+      const ring = exportRing([0x81, 0x82, 0x83]);
+      const importer = CudaImporter.create();
+      let closed = false;
+      try {
+        const ptrs = ring.frames.map((f) => {
+          const imp = importer.import(f);
+          imp.handle.release();
+          return imp.ptr;
+        });
+        for (const f of ring.frames) importer.import(f).handle.release();
+        const balanced = (s: typeof importer.stats) => s.imports === s.freed + s.cached;
+        let s = importer.stats;
+        assert.deepEqual(s, { cached: 3, imports: 3, hits: 3, freed: 0, failed: 0 });
+        assert.ok(ptrs.every((p) => probe.cuIsAllocated(p)), "CUDA maps all three");
+
+        importer.forget(ring.frames[0]);
+        s = importer.stats;
+        assert.deepEqual(s, { cached: 2, imports: 3, hits: 3, freed: 1, failed: 0 });
+        assert.ok(balanced(s));
+        assert.equal(probe.cuIsAllocated(ptrs[0]), false, "forget unmapped slot 0's import");
+        assert.ok(probe.cuIsAllocated(ptrs[1]) && probe.cuIsAllocated(ptrs[2]));
+
+        const last = importer.stats;
+        importer.close();
+        closed = true;
+        assert.throws(() => importer.stats, ReleasedError);
+        const mapped = ptrs.filter((p) => probe.cuIsAllocated(p)).length;
+        assert.equal(mapped, 0, "destroy freed every import");
+        console.log(
+          `PASS cuda-import (4): before destroy imports ${last.imports} = freed ${last.freed} + ` +
+            `cached ${last.cached}; after destroy CUDA maps ${mapped} of the ${ptrs.length} ` +
+            `imports (freed == imports)`,
+        );
+      } finally {
+        if (!closed) importer.close();
+        ring.close();
+      }
+      noLeaks(before);
+    }),
 });
 
 Deno.test({

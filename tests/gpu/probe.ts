@@ -85,6 +85,7 @@ export const symbols = {
   gp_gpures_open: { parameters: ["buffer"], result: "i32" },
   gp_gpures_async_wait: { parameters: ["u64", "i64", "buffer"], result: "i32" },
   gp_gpures_bench: { parameters: ["i32", "u64", "u32", "buffer"], result: "i32" },
+  gp_gpures_cuda_bench: { parameters: ["buffer", "u32", "u32", "u32", "buffer"], result: "i32" },
   gp_close_all: { parameters: [], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
@@ -811,6 +812,40 @@ export class Probe {
     const out = new Float64Array(3);
     this.#check("gp_gpures_bench", this.#s.gp_gpures_bench(fd, vkSemaphore, iters, out));
     return { semaphoreFdHandoff: out[0], poll: out[1], waitReached: out[2] };
+  }
+
+  /**
+   * From C, a new CUDA importer takes `iters` frames cycling over `frames`
+   * (raw VkOpaqueFd handles), then `uncached` imports each after a forget
+   * (gp_gpures_cuda_bench). Times in ns; stats as read before its destroy.
+   */
+  gpuresCudaBench(frames: bigint[], iters: number, uncached: number): {
+    cachedMedian: number;
+    cachedP99: number;
+    cachedWithReleaseMedian: number;
+    uncachedMedian: number;
+    stats: { imports: number; hits: number; freed: number; cached: number; failed: number };
+    wrongCachedFlags: number;
+  } {
+    const out = new Float64Array(10);
+    this.#check(
+      "gp_gpures_cuda_bench",
+      this.#s.gp_gpures_cuda_bench(
+        new BigUint64Array(frames),
+        frames.length,
+        iters,
+        uncached,
+        out,
+      ),
+    );
+    return {
+      cachedMedian: out[0],
+      cachedP99: out[1],
+      cachedWithReleaseMedian: out[2],
+      uncachedMedian: out[3],
+      stats: { imports: out[4], hits: out[5], freed: out[6], cached: out[7], failed: out[8] },
+      wrongCachedFlags: out[9],
+    };
   }
 
   /** Frees everything the probe made and closes the library. */

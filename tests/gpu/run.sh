@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU validation of gpures, on a Linux machine with an NVIDIA GPU: builds the
 # gpures library and the GPU probe (gpu_probe.c, kernels.cu), runs the GPU
-# tests (gpu_test.ts) and the benchmark (bench/gpu/bench.ts), and prints everything.
+# tests (gpu_test.ts, whose "cuda-import" checks print PASS/FAIL lines), the
+# CUDA importer's own tests (tests/interop_cuda_test.ts) and the benchmark
+# (bench/gpu/bench.ts), and prints everything.
 # Without a GPU it prints one line "skipped: <reason>" and exits 0.
 #
 #   bash tests/gpu/run.sh
@@ -109,12 +111,17 @@ deno test --allow-ffi --allow-read --allow-env "$here/gpu_test.ts"
 tests_rc=$?
 
 echo
+echo "=== the CUDA importer's own checks (deno test tests/interop_cuda_test.ts)"
+deno test --allow-ffi --allow-read --allow-env "$root/tests/interop_cuda_test.ts"
+importer_rc=$?
+
+echo
 echo "=== benchmark (deno run bench/gpu/bench.ts)"
 deno run --allow-ffi --allow-read --allow-env "$root/bench/gpu/bench.ts"
 bench_rc=$?
 
 echo
-echo "=== result: tests $([ $tests_rc -eq 0 ] && echo passed || echo FAILED), benchmark $(
-  [ $bench_rc -eq 0 ] && echo ran || echo FAILED
-)"
-[ $tests_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+echo "=== result: tests $([ $tests_rc -eq 0 ] && echo passed || echo FAILED), importer checks $(
+  [ $importer_rc -eq 0 ] && echo passed || echo FAILED
+), benchmark $([ $bench_rc -eq 0 ] && echo ran || echo FAILED)"
+[ $tests_rc -eq 0 ] && [ $importer_rc -eq 0 ] && [ $bench_rc -eq 0 ]

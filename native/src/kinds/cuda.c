@@ -2,7 +2,7 @@
 #include "../internal.h"
 
 #define UUID_ROW(T) \
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "cuDeviceGetUuid of the owning device")
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "cuDeviceGetUuid of the owning device")
 
 #define T gpures_cuda_ptr_2d_desc
 static const gpures_field_info cuda_ptr_2d_fields[] = {

@@ -2,8 +2,8 @@
 #include "../internal.h"
 
 #define LUID_ROWS(T)                                                                             \
-  GPURES__GROUP_ROW(T, luid.high, "luid.high", GPURES_FIELD_I32, GPURES_HAS_LUID, "adapter LUID, high part"), \
-  GPURES__GROUP_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID, "adapter LUID, low part")
+  GPURES__DEVICE_ROW(T, luid.high, "luid.high", GPURES_FIELD_I32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, high part"), \
+  GPURES__DEVICE_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, low part")
 
 #define T gpures_d3d11_texture_desc
 static const gpures_field_info d3d11_texture_fields[] = {

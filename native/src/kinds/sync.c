@@ -33,7 +33,7 @@ static const gpures_field_info vk_semaphore_fields[] = {
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice that owns it; needed for host waits"),
   GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE, "binary or timeline"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
 };
 
 static int validate_vk_semaphore(gpures__op op, const void *desc) {
@@ -49,7 +49,7 @@ static const gpures_field_info vk_semaphore_fd_fields[] = {
   GPURES__ENUM_ROW(T, handle_type, "handleType", GPURES_ENUM_SEMAPHORE_HANDLE_TYPE, "opaqueFd or syncFd"),
   GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE, "binary or timeline"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "UUID of the exporting device"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "UUID of the exporting device"),
 };
 
 static int validate_vk_semaphore_fd(gpures__op op, const void *desc) {
@@ -68,8 +68,8 @@ GPURES__VARIANT(vk_semaphore_fd, vk_semaphore_fd_fields, validate_vk_semaphore_f
 static const gpures_field_info d3d12_fence_fields[] = {
   GPURES__ROW(T, fence, "fence", GPURES_FIELD_PTR, GPURES_E_NULL_HANDLE, 0, "ID3D12Fence*"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "fence value that means finished"),
-  GPURES__GROUP_ROW(T, luid.high, "luid.high", GPURES_FIELD_I32, GPURES_HAS_LUID, "adapter LUID, high part"),
-  GPURES__GROUP_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID, "adapter LUID, low part"),
+  GPURES__DEVICE_ROW(T, luid.high, "luid.high", GPURES_FIELD_I32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, high part"),
+  GPURES__DEVICE_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, low part"),
 };
 GPURES__VARIANT(d3d12_fence, d3d12_fence_fields, NULL);
 #undef T
@@ -86,7 +86,7 @@ GPURES__VARIANT(d3d11_keyed_mutex, d3d11_keyed_mutex_fields, NULL);
 static const gpures_field_info cuda_event_fields[] = {
   GPURES__ROW(T, event, "event", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUevent"),
   GPURES__GROUP_ROW(T, value, "value", GPURES_FIELD_U64, GPURES_HAS_VALUE, "the producer's sequence number of the recording"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "CUuuid of the device"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "CUuuid of the device"),
 };
 GPURES__VARIANT(cuda_event, cuda_event_fields, NULL);
 #undef T
@@ -96,7 +96,7 @@ static const gpures_field_info cuda_context_event_fields[] = {
   GPURES__ROW(T, event, "event", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUevent"),
   GPURES__ROW(T, context, "context", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUcontext made current to wait"),
   GPURES__ROW(T, device, "device", GPURES_FIELD_I32, 0, 0, "CUdevice ordinal"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "CUuuid of the device"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "CUuuid of the device"),
 };
 
 static int validate_cuda_context_event(gpures__op op, const void *desc) {
@@ -120,7 +120,7 @@ GPURES__VARIANT(open_cl_event, open_cl_event_fields, NULL);
 static const gpures_field_info metal_event_fields[] = {
   GPURES__ROW(T, event, "event", GPURES_FIELD_PTR, GPURES_E_NULL_HANDLE, 0, "id<MTLSharedEvent>"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "signaled value that means finished"),
-  GPURES__GROUP_ROW(T, registry_id, "registryId", GPURES_FIELD_U64, GPURES_HAS_REGISTRY_ID, "MTLDevice registryID"),
+  GPURES__DEVICE_ROW(T, registry_id, "registryId", GPURES_FIELD_U64, GPURES_HAS_REGISTRY_ID, GPURES_DEVICE_METAL_REGISTRY_ID, "MTLDevice registryID"),
 };
 GPURES__VARIANT(metal_event, metal_event_fields, NULL);
 #undef T
@@ -168,7 +168,7 @@ GPURES__VARIANT(wgpu_deferred, wgpu_deferred_fields, validate_eventfd);
 #define T gpures_cpu_fence_desc
 _Static_assert(offsetof(T, fd) == 8, "validate_eventfd reads fd at 8");
 static const gpures_field_info cpu_fence_fields[] = {
-  GPURES__ROW(T, fd, "fd", GPURES_FIELD_FD, 0, 0, "eventfd, owned by the handle"),
+  GPURES__ROW(T, fd, "fd", GPURES_FIELD_FD, 0, GPURES_FIELD_DEVICE(GPURES_DEVICE_CPU), "eventfd, owned by the handle"),
 };
 GPURES__VARIANT(cpu_fence, cpu_fence_fields, validate_eventfd);
 #undef T

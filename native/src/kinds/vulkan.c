@@ -7,7 +7,7 @@ static const gpures_field_info vk_image_fields[] = {
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice; absent for a trusted import"),
   GPURES__ROW(T, instance, "instance", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkInstance"),
   GPURES__ROW(T, physical_device, "physicalDevice", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkPhysicalDevice"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
   GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, 0, "bytes per row"),
   GPURES__ROW(T, vk_format, "vkFormat", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "VkFormat"),
   GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels"),
@@ -28,7 +28,7 @@ GPURES__VARIANT(vk_image, vk_image_fields, validate_vk_image);
 static const gpures_field_info vk_buffer_handle_fields[] = {
   GPURES__ROW(T, buffer, "buffer", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "VkBuffer handle"),
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice"),
-  GPURES__GROUP_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
   GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
 };
 GPURES__VARIANT(vk_buffer_handle, vk_buffer_handle_fields, NULL);
@@ -44,7 +44,7 @@ static const gpures_field_info vk_opaque_fd_fields[] = {
   GPURES__ROW(T, width, "width", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "width in pixels"),
   GPURES__ROW(T, height, "height", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "height in pixels"),
   GPURES__ENUM_ROW(T, format, "format", GPURES_ENUM_PIXEL_FORMAT, "pixel format"),
-  GPURES__ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, 0, 0, "UUID of the exporting device"),
+  GPURES__ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, 0, GPURES_FIELD_DEVICE(GPURES_DEVICE_VULKAN_UUID), "UUID of the exporting device"),
   GPURES__GROUP_ROW(T, slot_release.gate, "slotRelease.gate", GPURES_FIELD_PTR, GPURES_HAS_SLOT_RELEASE, "address of the producer's 64-bit gate"),
   GPURES__GROUP_ROW(T, slot_release.value, "slotRelease.value", GPURES_FIELD_U64, GPURES_HAS_SLOT_RELEASE, "value slotRelease() stores into the gate"),
 };

@@ -150,6 +150,26 @@ int gpures__cl_query(gpures__op op, uint64_t event, bool *reached) {
   return GPURES_OK;
 }
 
+typedef int32_t (*cl_object_info_fn)(void *object, uint32_t name, size_t size, void *value,
+                                     size_t *ret);
+enum { CL_QUEUE_DEVICE = 0x1091, CL_DEVICE_PLATFORM = 0x1031 };
+
+int gpures__cl_queue_device(gpures__op op, void *queue, void **platform, void **device) {
+  static cl_object_info_fn queue_info, device_info;
+  if (!queue_info) {
+    void *lib = open_lib(LIB_OPENCL);
+    device_info = (cl_object_info_fn)sym(lib, "clGetDeviceInfo");
+    queue_info = (cl_object_info_fn)sym(lib, "clGetCommandQueueInfo");
+  }
+  if (!queue_info || !device_info) return missing(op, LIB_OPENCL);
+  int32_t result = queue_info(queue, CL_QUEUE_DEVICE, sizeof *device, device, NULL);
+  if (result == 0) result = device_info(*device, CL_DEVICE_PLATFORM, sizeof *platform, platform, NULL);
+  if (result != 0)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "queue", "OpenCL refused the queue: cl_int %d",
+                        (int)result);
+  return GPURES_OK;
+}
+
 /* ----------------------------------------------------------------- GL */
 
 typedef uint32_t (*gl_client_wait_fn)(void *sync, uint32_t flags, uint64_t timeout);
@@ -207,6 +227,10 @@ int gpures__cuda_query(gpures__op op, uint64_t e, void *c, bool *r) {
 int gpures__cl_query(gpures__op op, uint64_t e, bool *r) {
   (void)e, (void)r;
   return unsupported(op, "OpenCL events");
+}
+int gpures__cl_queue_device(gpures__op op, void *q, void **p, void **d) {
+  (void)q, (void)p, (void)d;
+  return unsupported(op, "OpenCL queues");
 }
 int gpures__gl_wait(gpures__op op, uint64_t s, int64_t t, bool *r) {
   (void)s, (void)t, (void)r;

@@ -60,6 +60,8 @@ int gpures__vk_wait(gpures__op op, void *device, uint64_t semaphore, uint64_t va
 int gpures__vk_signal(gpures__op op, void *device, uint64_t semaphore, uint64_t value);
 int gpures__cuda_query(gpures__op op, uint64_t event, void *context, bool *reached);
 int gpures__cl_query(gpures__op op, uint64_t event, bool *reached);
+/* The device and platform of an OpenCL command queue. */
+int gpures__cl_queue_device(gpures__op op, void *queue, void **platform, void **device);
 int gpures__gl_wait(gpures__op op, uint64_t sync, int64_t timeout_ns, bool *reached);
 
 #endif

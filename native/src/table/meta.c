@@ -81,6 +81,7 @@ void gpures__set_buffer_gone_hook(void (*hook)(uint64_t id)) {
 void gpures__buffer_gone(uint64_t id) {
   void (*hook)(uint64_t) = atomic_load_explicit(&buffer_gone_hook, memory_order_acquire);
   if (hook) hook(id);
+  gpures__importers_buffer_gone(id);
 }
 
 uint64_t gpures__next_buffer_id(void) {

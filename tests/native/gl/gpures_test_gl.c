@@ -722,6 +722,48 @@ static void clear_rgba(uint32_t rgba) {
 }
 
 /*
+** Renders into 2D texture `name` of the current context: clears it to
+** `background`, then the rectangle x, y, w, h to `foreground` (colors as bytes
+** R | G << 8 | B << 16 | A << 24), and waits with glFinish.
+*/
+static int fill_texture_name(uint32_t name, uint32_t background, uint32_t foreground, uint32_t x,
+                             uint32_t y, uint32_t w, uint32_t h) {
+  if (glIsTexture(name) != GL_TRUE) {
+    return fail("texture %u is not a texture in context %p", name, eglGetCurrentContext());
+  }
+  GLint width = 0, height = 0;
+  glBindTexture(GL_TEXTURE_2D, name);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &width);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &height);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  GLint old_fbo = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &old_fbo);
+  GLuint fbo = 0;
+  glGenFramebuffers(1, &fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, name, 0);
+  GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  int rc;
+  if (complete != GL_FRAMEBUFFER_COMPLETE) {
+    rc = fail("texture %u is not a complete framebuffer attachment: 0x%x", name, complete);
+  } else {
+    glViewport(0, 0, width, height);
+    clear_rgba(background);
+    glEnable(GL_SCISSOR_TEST);
+    glScissor((GLint)x, (GLint)y, (GLsizei)w, (GLsizei)h);
+    clear_rgba(foreground);
+    glDisable(GL_SCISSOR_TEST);
+    glFinish();
+    GLenum err = glGetError();
+    rc = err == GL_NO_ERROR ? 0 : fail("rendering into texture %u failed: GL error 0x%x", name,
+                                       err);
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)old_fbo);
+  glDeleteFramebuffers(1, &fbo);
+  return rc;
+}
+
+/*
 ** A GL writer given only a GlTextureHandle (a 2D color-renderable texture):
 ** renders into it (clears it to `background`, then clears the rectangle
 ** x, y, w, h to `foreground`; colors as bytes R | G << 8 | B << 16 | A << 24)
@@ -735,40 +777,61 @@ API int gpures_test_gl_fill_texture(uint64_t handle, uint32_t background, uint32
   if (desc.target != GL_TEXTURE_2D) {
     return fail("target 0x%x: this writer renders into GL_TEXTURE_2D", desc.target);
   }
-  if (glIsTexture(desc.name) != GL_TRUE) {
-    return fail("texture %u is not a texture in context %p", desc.name, desc.context);
-  }
-  GLint width = 0, height = 0;
-  glBindTexture(GL_TEXTURE_2D, desc.name);
-  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &width);
-  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &height);
-  glBindTexture(GL_TEXTURE_2D, 0);
-  GLint old_fbo = 0;
-  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &old_fbo);
-  GLuint fbo = 0;
-  glGenFramebuffers(1, &fbo);
-  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, desc.name, 0);
-  GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  int rc;
-  if (complete != GL_FRAMEBUFFER_COMPLETE) {
-    rc = fail("texture %u is not a complete framebuffer attachment: 0x%x", desc.name, complete);
-  } else {
-    glViewport(0, 0, width, height);
-    clear_rgba(background);
-    glEnable(GL_SCISSOR_TEST);
-    glScissor((GLint)x, (GLint)y, (GLsizei)w, (GLsizei)h);
-    clear_rgba(foreground);
-    glDisable(GL_SCISSOR_TEST);
-    glFinish();
-    GLenum err = glGetError();
-    rc = err == GL_NO_ERROR ? 0 : fail("rendering into texture %u failed: GL error 0x%x",
-                                       desc.name, err);
-  }
-  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)old_fbo);
-  glDeleteFramebuffers(1, &fbo);
-  return rc;
+  return fill_texture_name(desc.name, background, foreground, x, y, w, h);
 }
+
+/* ------------------------------------------------------- textures by name */
+/*
+** For tests/interop_egl_test.ts, whose textures come from gpures's EGL
+** importer (a GL name of the current context, not a handle): read one back,
+** sample one through a shader, render into one. The context must be current
+** (gpures_test_gl_init()).
+*/
+
+/* Reads 2D texture `name` (level 0, width x height) as RGBA8 rows, row 0 first, through an FBO. */
+API int gpures_test_gl_read_texture_name(uint32_t name, uint32_t width, uint32_t height,
+                                         uint8_t *out, uint64_t capacity) {
+  if (eglGetCurrentContext() == EGL_NO_CONTEXT) return fail("no EGL context is current");
+  if ((uint64_t)width * height * 4 > capacity) return fail("out is too small");
+  if (glIsTexture(name) != GL_TRUE) return fail("texture %u is not a texture here", name);
+  return read_rgba(name, width, height, out);
+}
+
+/*
+** Draws GL_TEXTURE_EXTERNAL_OES texture `name` (a YUV image) into an RGBA8
+** target of width x height with a samplerExternalOES shader, pixel centres
+** sampled once each, and reads the target: the driver's YUV to RGB conversion.
+*/
+API int gpures_test_gl_sample_external_name(uint32_t name, uint32_t width, uint32_t height,
+                                            uint8_t *out, uint64_t capacity) {
+  if (eglGetCurrentContext() == EGL_NO_CONTEXT) return fail("no EGL context is current");
+  if ((uint64_t)width * height * 4 > capacity) return fail("out is too small");
+  if (glIsTexture(name) != GL_TRUE) return fail("texture %u is not a texture here", name);
+  return read_external(name, width, height, out);
+}
+
+/* fill_texture_name for a texture of the current context: 0, or -1 and why. */
+API int gpures_test_gl_fill_texture_name(uint32_t name, uint32_t background, uint32_t foreground,
+                                         uint32_t x, uint32_t y, uint32_t w, uint32_t h) {
+  if (eglGetCurrentContext() == EGL_NO_CONTEXT) return fail("no EGL context is current");
+  return fill_texture_name(name, background, foreground, x, y, w, h);
+}
+
+/* eglGetProcAddress of the library this helper links (what an application would pass gpures). */
+API void *gpures_test_gl_get_proc_address(void) { return (void *)eglGetProcAddress; }
+
+/* glGetError: what a test checks after an import, so gpures leaves no GL error behind. */
+API uint32_t gpures_test_gl_error(void) { return glGetError(); }
+
+/* The texture bound to GL_TEXTURE_2D: an import must put the caller's binding back. */
+API uint32_t gpures_test_gl_bound_texture_2d(void) {
+  GLint bound = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+  return (uint32_t)bound;
+}
+
+/* Binds `name` to GL_TEXTURE_2D (0: unbinds). */
+API void gpures_test_gl_bind_texture_2d(uint32_t name) { glBindTexture(GL_TEXTURE_2D, name); }
 
 /* ------------------------------------------------------------- sync points */
 /*

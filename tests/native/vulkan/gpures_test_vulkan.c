@@ -1374,6 +1374,186 @@ GVK_API int gvk_dma_buf_write_plane(void *ctx, uint64_t id, uint32_t plane, cons
   return map_plane(c->dev[1].device, o->memory[p->object], p, (uint8_t *)bytes, 1);
 }
 
+/* ------------------------------------------- objects another library made */
+/*
+** For tests/interop_vulkan_test.ts: copies between a host-visible staging
+** buffer and an image or buffer this helper did not make (an importer's), on
+** device `dev`'s queue. The image is taken as external memory in
+** VK_IMAGE_LAYOUT_GENERAL: acquired from VK_QUEUE_FAMILY_EXTERNAL for the copy
+** and released back, as record() does for opaque imports. Each plane travels
+** tightly packed, one after the other.
+*/
+
+typedef struct gvk_copy {
+  VkImage image;
+  VkBuffer buffer;            /* or this, at buffer_offset */
+  VkDeviceSize buffer_offset;
+  VkBuffer staging;
+  VkDeviceSize size;
+  uint32_t num_planes;
+  const uint32_t *planes;     /* per plane: width, height, bytes per texel */
+  int write;                  /* staging -> object, else object -> staging */
+  uint32_t family;
+} gvk_copy;
+
+static VkImageAspectFlags copy_aspect(const gvk_copy *j, uint32_t plane) {
+  return j->num_planes > 1 ? (VkImageAspectFlags)(VK_IMAGE_ASPECT_PLANE_0_BIT << plane)
+                           : VK_IMAGE_ASPECT_COLOR_BIT;
+}
+
+static void copy_image_barrier(VkCommandBuffer cb, const gvk_copy *j, int acquire) {
+  VkAccessFlags access = j->write ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT;
+  VkImageMemoryBarrier b = {
+      .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+      .srcAccessMask = acquire ? 0 : access,
+      .dstAccessMask = acquire ? access : 0,
+      .oldLayout = VK_IMAGE_LAYOUT_GENERAL,
+      .newLayout = VK_IMAGE_LAYOUT_GENERAL,
+      .srcQueueFamilyIndex = acquire ? VK_QUEUE_FAMILY_EXTERNAL : j->family,
+      .dstQueueFamilyIndex = acquire ? j->family : VK_QUEUE_FAMILY_EXTERNAL,
+      .image = j->image,
+      .subresourceRange = {0, 0, 1, 0, 1}};
+  for (uint32_t p = 0; p < j->num_planes; p++) b.subresourceRange.aspectMask |= copy_aspect(j, p);
+  vkCmdPipelineBarrier(cb, acquire ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       acquire ? VK_PIPELINE_STAGE_TRANSFER_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                       0, 0, NULL, 0, NULL, 1, &b);
+}
+
+static void record_copy(VkCommandBuffer cb, const gvk_copy *j) {
+  if (j->image != VK_NULL_HANDLE) {
+    copy_image_barrier(cb, j, 1);
+    VkDeviceSize at = 0;
+    for (uint32_t p = 0; p < j->num_planes; p++) {
+      const uint32_t *pl = &j->planes[3 * p];
+      VkBufferImageCopy region = {.bufferOffset = at,
+                                  .imageSubresource = {copy_aspect(j, p), 0, 0, 1},
+                                  .imageExtent = {pl[0], pl[1], 1}};
+      if (j->write)
+        vkCmdCopyBufferToImage(cb, j->staging, j->image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+      else
+        vkCmdCopyImageToBuffer(cb, j->image, VK_IMAGE_LAYOUT_GENERAL, j->staging, 1, &region);
+      at += (VkDeviceSize)pl[0] * pl[1] * pl[2];
+    }
+    copy_image_barrier(cb, j, 0);
+  } else {
+    VkBufferCopy region = {.srcOffset = j->write ? 0 : j->buffer_offset,
+                           .dstOffset = j->write ? j->buffer_offset : 0,
+                           .size = j->size};
+    vkCmdCopyBuffer(cb, j->write ? j->staging : j->buffer, j->write ? j->buffer : j->staging, 1,
+                    &region);
+  }
+  /* The copy's writes are visible to the host (a read) or to whoever maps the memory next. */
+  VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                       .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                       .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b,
+                       0, NULL, 0, NULL);
+}
+
+static int submit_copy(gvk_context *c, uint32_t d, gvk_copy *j) {
+  gvk_dev *g = &c->dev[d];
+  j->family = g->family;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = g->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkResult r = vkAllocateCommandBuffers(g->device, &ai, &cb);
+  if (r != VK_SUCCESS) return vk_fail(r, "vkAllocateCommandBuffers");
+  int status = -1;
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                     .pCommandBuffers = &cb};
+  if ((r = vkBeginCommandBuffer(cb, &bi)) != VK_SUCCESS) {
+    vk_fail(r, "vkBeginCommandBuffer");
+    goto out;
+  }
+  record_copy(cb, j);
+  if ((r = vkEndCommandBuffer(cb)) != VK_SUCCESS) {
+    vk_fail(r, "vkEndCommandBuffer");
+    goto out;
+  }
+  if ((r = vkCreateFence(g->device, &fi, NULL, &fence)) != VK_SUCCESS) {
+    vk_fail(r, "vkCreateFence");
+    goto out;
+  }
+  if ((r = vkQueueSubmit(g->queue, 1, &si, fence)) != VK_SUCCESS) {
+    vk_fail(r, "vkQueueSubmit");
+    goto out;
+  }
+  if ((r = vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS) {
+    vk_fail(r, "vkWaitForFences");
+    goto out;
+  }
+  status = 0;
+out:
+  if (fence != VK_NULL_HANDLE) vkDestroyFence(g->device, fence, NULL);
+  vkFreeCommandBuffers(g->device, g->pool, 1, &cb);
+  return status;
+}
+
+/* Runs `j` through a staging buffer of j->size bytes: filled from `bytes` first, or read into them after. */
+static int staged_copy(gvk_context *c, uint32_t d, gvk_copy *j, uint8_t *bytes) {
+  if (!c || d > 1) return fail("no such context or device");
+  VkDevice dev = c->dev[d].device;
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .size = j->size,
+                            .usage = BUFFER_USAGE,
+                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkResult r = vkCreateBuffer(dev, &bci, NULL, &j->staging);
+  if (r != VK_SUCCESS) return vk_fail(r, "vkCreateBuffer (staging)");
+  int status = -1;
+  void *map = NULL;
+  VkMemoryRequirements reqs;
+  vkGetBufferMemoryRequirements(dev, j->staging, &reqs);
+  if (allocate_for(c, d, &reqs, reqs.size, NULL, &memory, NULL) != 0) goto out;
+  if ((r = vkBindBufferMemory(dev, j->staging, memory, 0)) != VK_SUCCESS ||
+      (r = vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &map)) != VK_SUCCESS) {
+    vk_fail(r, "binding or mapping the staging buffer");
+    goto out;
+  }
+  if (j->write) memcpy(map, bytes, (size_t)j->size);
+  if (submit_copy(c, d, j) == 0) {
+    if (!j->write) memcpy(bytes, map, (size_t)j->size);
+    status = 0;
+  }
+  vkUnmapMemory(dev, memory);
+out:
+  free_memory(c, d, &memory);
+  vkDestroyBuffer(dev, j->staging, NULL);
+  return status;
+}
+
+/*
+** Copies the planes of `image` (a VkImage of device `dev`) to or from
+** `bytes`, each plane tightly packed: planes[3 * p ..] = width, height and
+** bytes per texel of plane p. `size` must be their sum.
+*/
+GVK_API int gvk_image_copy(void *ctx, uint32_t dev, uint64_t image, uint32_t num_planes,
+                           const uint32_t *planes, uint8_t *bytes, uint64_t size, uint32_t write) {
+  uint64_t want = 0;
+  if (num_planes < 1 || num_planes > 3) return fail("num_planes %u is not 1..3", num_planes);
+  for (uint32_t p = 0; p < num_planes; p++)
+    want += (uint64_t)planes[3 * p] * planes[3 * p + 1] * planes[3 * p + 2];
+  if (check_size(size, want, "image copy") != 0) return -1;
+  gvk_copy j = {.image = (VkImage)image, .size = size, .num_planes = num_planes,
+                .planes = planes, .write = write != 0};
+  return staged_copy(ctx, dev, &j, bytes);
+}
+
+/* Copies `size` bytes of `buffer` (a VkBuffer of device `dev`) at `offset` to or from `bytes`. */
+GVK_API int gvk_buffer_copy(void *ctx, uint32_t dev, uint64_t buffer, uint64_t offset,
+                            uint8_t *bytes, uint64_t size, uint32_t write) {
+  if (size == 0) return fail("size is 0");
+  gvk_copy j = {.buffer = (VkBuffer)buffer, .buffer_offset = offset, .size = size,
+                .write = write != 0};
+  return staged_copy(ctx, dev, &j, bytes);
+}
+
 /* ------------------------------------------------------------- sync points */
 /*
 ** For tests/sync_real_test.ts: a context of its own (a Vulkan 1.2 device with

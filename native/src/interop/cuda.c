@@ -1,0 +1,472 @@
+/*
+** cuda.c: VkOpaqueFd frames into CUDA (cuImportExternalMemory of a dup of the
+** frame's opaque fd, cuExternalMemoryGetMappedBuffer of the whole allocation),
+** and what a CUDA device says about itself: its identity and what it imports.
+**
+** libcuda.so.1 is opened with dlopen on first use, never linked (a host
+** without NVIDIA's driver must still load gpures), and no cuda.h is included
+** (the library is cross-compiled without SDK headers): the few driver types
+** used are declared below with cuda.h's layouts (CUDA 10.0 on, unchanged in
+** 13). Entry points that CUDA versioned are resolved by their versioned
+** names (cuDeviceGetUuid_v2, cuCtxPushCurrent_v2, ...): the unversioned
+** symbols are the old ABI, and CUDA 13 drops some of them.
+**
+** Every CUDA call runs with the importer's context pushed (its own, or the
+** device's primary context, retained at create and released at destroy), so
+** the caller's current context is left as it was.
+*/
+#if defined(__linux__)
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "interop.h"
+
+#define LIB_CUDA "libcuda.so.1"
+
+/* ------------------------------------------------- the driver, declared */
+
+typedef int cu_result;
+typedef int cu_device;
+typedef struct cu_context_st *cu_context;
+typedef struct cu_ext_memory_st *cu_ext_memory;
+typedef unsigned long long cu_deviceptr; /* CUdeviceptr_v2 on 64-bit hosts */
+
+enum {
+  CU_OK = 0,
+  CU_INVALID_VALUE = 1,
+  CU_OUT_OF_MEMORY = 2,
+  CU_INVALID_CONTEXT = 201,
+  CU_INVALID_HANDLE = 400,
+  CU_STICKY_FIRST = 700, /* 700..799: the context is unusable from here on */
+  CU_STICKY_LAST = 799
+};
+enum { CU_ATTR_TEXTURE2D_LINEAR_WIDTH = 70, CU_ATTR_TEXTURE2D_LINEAR_HEIGHT = 71 };
+enum { CU_EXT_MEMORY_OPAQUE_FD = 1, CU_EXT_MEMORY_DEDICATED = 1 };
+
+/* CUDA_EXTERNAL_MEMORY_HANDLE_DESC: 104 bytes, the handle union at 8. */
+typedef struct {
+  int type;
+  union {
+    int fd;
+    struct { void *handle; const void *name; } win32;
+    const void *nv_sci_buf_object;
+  } handle;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} cu_ext_memory_desc;
+
+/* CUDA_EXTERNAL_MEMORY_BUFFER_DESC: 88 bytes. */
+typedef struct {
+  unsigned long long offset;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} cu_ext_buffer_desc;
+
+_Static_assert(sizeof(cu_ext_memory_desc) == 104, "CUDA_EXTERNAL_MEMORY_HANDLE_DESC is 104 bytes");
+_Static_assert(offsetof(cu_ext_memory_desc, size) == 24, "its size member is at 24");
+_Static_assert(sizeof(cu_ext_buffer_desc) == 88, "CUDA_EXTERNAL_MEMORY_BUFFER_DESC is 88 bytes");
+
+/* symbol, member, result, parameters: the entry points gpures calls, all required. */
+#define CU_FNS(X)                                                                          \
+  X("cuInit", init, cu_result, (unsigned))                                                 \
+  X("cuGetErrorName", error_name, cu_result, (cu_result, const char **))                   \
+  X("cuDeviceGetCount", device_count, cu_result, (int *))                                  \
+  X("cuDeviceGet", device_get, cu_result, (cu_device *, int))                              \
+  X("cuDeviceGetName", device_name, cu_result, (char *, int, cu_device))                   \
+  X("cuDeviceGetUuid_v2", device_uuid, cu_result, (uint8_t *, cu_device))                  \
+  X("cuDeviceGetAttribute", device_attribute, cu_result, (int *, int, cu_device))          \
+  X("cuDevicePrimaryCtxRetain", primary_retain, cu_result, (cu_context *, cu_device))      \
+  X("cuDevicePrimaryCtxRelease_v2", primary_release, cu_result, (cu_device))               \
+  X("cuCtxPushCurrent_v2", push, cu_result, (cu_context))                                  \
+  X("cuCtxPopCurrent_v2", pop, cu_result, (cu_context *))                                  \
+  X("cuCtxGetDevice", context_device, cu_result, (cu_device *))                            \
+  X("cuImportExternalMemory", import_memory, cu_result,                                    \
+    (cu_ext_memory *, const cu_ext_memory_desc *))                                         \
+  X("cuExternalMemoryGetMappedBuffer", map_buffer, cu_result,                              \
+    (cu_deviceptr *, cu_ext_memory, const cu_ext_buffer_desc *))                           \
+  X("cuDestroyExternalMemory", destroy_memory, cu_result, (cu_ext_memory))                 \
+  X("cuMemFree_v2", mem_free, cu_result, (cu_deviceptr))
+
+typedef struct {
+#define CU_MEMBER(name, member, result, params) result(*member) params;
+  CU_FNS(CU_MEMBER)
+#undef CU_MEMBER
+} cu_api;
+
+static cu_api cu;
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+static char cu_problem[320]; /* why CUDA cannot be used, or "" once it can */
+
+static void cu_open(void) {
+  void *lib = dlopen(LIB_CUDA, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    snprintf(cu_problem, sizeof cu_problem, "%s cannot be opened: %s", LIB_CUDA,
+             why ? why : "not found");
+    return;
+  }
+#define CU_LOAD(name, member, result, params)                                              \
+  if (!(cu.member = (result(*) params)dlsym(lib, name))) {                                 \
+    snprintf(cu_problem, sizeof cu_problem, "%s has no %s (a driver older than CUDA 11.4)", \
+             LIB_CUDA, name);                                                              \
+    return;                                                                                \
+  }
+  CU_FNS(CU_LOAD)
+#undef CU_LOAD
+  cu_result r = cu.init(0);
+  if (r != CU_OK) {
+    const char *name = NULL;
+    if (cu.error_name(r, &name) != CU_OK || !name) name = "an unknown CUresult";
+    snprintf(cu_problem, sizeof cu_problem, "cuInit failed: %s (%d)", name, r);
+    return;
+  }
+  cu_problem[0] = 0;
+}
+
+/* The driver, opened and initialized once; UNSUPPORTED naming what is missing otherwise. */
+static int cu_ready(gpures__op op) {
+  pthread_once(&cu_once, cu_open);
+  return cu_problem[0] ? gpures__fail(op, GPURES_E_UNSUPPORTED, "", "%s", cu_problem) : GPURES_OK;
+}
+
+static const char *cu_error_name(cu_result r) {
+  const char *name = NULL;
+  return cu.error_name && cu.error_name(r, &name) == CU_OK && name ? name : "CUDA_ERROR_UNKNOWN";
+}
+
+/*
+** A failed CUDA call as a gpures status: OUT_OF_MEMORY, INVALID_VALUE naming
+** `field` for a value, handle or context CUDA refused, DEVICE_LOST for the sticky
+** errors, OS_ERROR for the rest; the message has CUDA's error name.
+*/
+static int cu_fail(gpures__op op, const char *field, const char *call, cu_result r) {
+  int status = GPURES_E_OS_ERROR;
+  if (r == CU_OUT_OF_MEMORY) status = GPURES_E_OUT_OF_MEMORY;
+  else if (r == CU_INVALID_VALUE || r == CU_INVALID_HANDLE || r == CU_INVALID_CONTEXT)
+    status = GPURES_E_INVALID_VALUE;
+  else if (r >= CU_STICKY_FIRST && r <= CU_STICKY_LAST) status = GPURES_E_DEVICE_LOST;
+  return gpures__fail(op, status, field, "%s failed: %s (%d)", call, cu_error_name(r), r);
+}
+
+/* ------------------------------------------------------------- devices */
+
+/* CUdevice of an ordinal; INVALID_VALUE naming `field` for one CUDA does not list. */
+static int cu_device_of(gpures__op op, const char *field, int32_t ordinal, cu_device *out) {
+  int count = 0;
+  cu_result r = cu.device_count(&count);
+  if (r != CU_OK) return cu_fail(op, field, "cuDeviceGetCount", r);
+  if (ordinal < 0 || ordinal >= count)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
+                        "device %d does not exist: CUDA lists %d device(s)", (int)ordinal, count);
+  r = cu.device_get(out, ordinal);
+  return r == CU_OK ? GPURES_OK : cu_fail(op, field, "cuDeviceGet", r);
+}
+
+/*
+** The device as gpures_device_info. device_id stays 0: CUDA does not give
+** the PCI device id (its PCI_DEVICE_ID attribute is the bus slot).
+*/
+static int cu_describe(gpures__op op, cu_device dev, gpures_device_info *info) {
+  memset(info, 0, sizeof *info);
+  info->struct_size = sizeof *info;
+  info->vendor_id = 0x10de;
+  info->id.kind = GPURES_DEVICE_CUDA_UUID;
+  cu_result r = cu.device_uuid(info->id.bytes, dev);
+  if (r != CU_OK) return cu_fail(op, "device", "cuDeviceGetUuid", r);
+  r = cu.device_name(info->name, (int)sizeof info->name - 1, dev);
+  if (r != CU_OK) return cu_fail(op, "device", "cuDeviceGetName", r);
+  return GPURES_OK;
+}
+
+int gpures_cuda_device_info(int32_t ordinal, gpures_device_info *out) {
+  gpures__op op = {"read CUDA device", 0};
+  if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
+  int status = cu_ready(op);
+  cu_device dev = 0;
+  if (status == GPURES_OK) status = cu_device_of(op, "ordinal", ordinal, &dev);
+  gpures_device_info info;
+  if (status == GPURES_OK) status = cu_describe(op, dev, &info);
+  return status == GPURES_OK ? gpures__copy_out(op, out, &info, sizeof info) : status;
+}
+
+/* An attribute, or 0 ("not known") when the driver will not say. */
+static uint32_t cu_attribute(cu_device dev, int attribute) {
+  int value = 0;
+  return cu.device_attribute(&value, attribute, dev) == CU_OK && value > 0 ? (uint32_t)value : 0;
+}
+
+/*
+** Every format with a DRM fourcc, LINEAR, as opaque fds: CUDA maps the memory
+** as plain bytes, so any layout works. The limits are a pitched 2D texture's
+** (cuTexObjectCreate over the import), the strictest use of one.
+*/
+int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
+                     uint32_t *out_count) {
+  gpures__op op = {"list CUDA formats", 0};
+  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "outCount is null");
+  if (!out && capacity) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
+  int status = cu_ready(op);
+  cu_device dev = 0;
+  if (status == GPURES_OK) status = cu_device_of(op, "ordinal", ordinal, &dev);
+  if (status != GPURES_OK) return status;
+  gpures_format_cap cap = {0};
+  cap.memory = GPURES_MEMORY_OPAQUE_FD;
+  cap.modifier = GPURES_MODIFIER_LINEAR;
+  cap.max_width = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_WIDTH);
+  cap.max_height = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_HEIGHT);
+  cap.row_align = 1; /* imports assume rows packed at the format's row bytes */
+  uint32_t formats = 0, count = 0;
+  const gpures_pixel_format_info *table = gpures_pixel_format_table(&formats);
+  for (uint32_t i = 0; i < formats && status == GPURES_OK; i++) {
+    if (!table[i].drm_fourcc) continue;
+    cap.format = table[i].id;
+    status = gpures__caps_put(out, capacity, &count, &cap);
+  }
+  *out_count = count;
+  if (status == GPURES_OK && count > capacity)
+    status = gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
+                          "CUDA takes %u formats; capacity is %u", count, capacity);
+  return status;
+}
+
+/* ------------------------------------------------------------ importer */
+
+/* The importer's CUDA state. */
+typedef struct {
+  cu_context context;
+  cu_device device;
+  bool retained; /* context is the device's primary context, retained at create */
+  uint8_t uuid[16]; /* cuDeviceGetUuid: the deviceUuid of every import's handle */
+} cuda_state;
+
+/* One import: the external memory, its mapping and the frame's place in it. */
+typedef struct {
+  cu_ext_memory memory;
+  cu_deviceptr base;  /* the mapping of the whole allocation: what cuMemFree takes */
+  uint64_t offset;    /* of the frame in the allocation */
+  uint64_t size;      /* bytes from base + offset */
+  uint32_t row_pitch; /* 0: no standard layout (the import is a CudaBufferHandle) */
+  uint32_t num_planes;
+  uint32_t width;
+  uint32_t height;
+  uint64_t plane_offsets[4]; /* from base + offset */
+} cuda_payload;
+_Static_assert(sizeof(cuda_payload) <= GPURES__PAYLOAD_MAX, "a CUDA import fits the payload");
+
+static int context_push(gpures__op op, const cuda_state *st) {
+  cu_result r = cu.push(st->context);
+  return r == CU_OK ? GPURES_OK : cu_fail(op, "context", "cuCtxPushCurrent", r);
+}
+
+static void context_pop(void) {
+  cu_context popped;
+  (void)cu.pop(&popped);
+}
+
+/*
+** Where the frame's planes are. A VkOpaqueFd carries no row pitch, so rows
+** are taken as packed (gpures_pixel_format_layout with row_align 1), the
+** layout gpures_caps_cuda() asks for. A frame that has no standard layout
+** (over 4 GiB) is imported as bytes.
+*/
+static int frame_shape(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_payload *p) {
+  p->offset = d->offset;
+  p->size = d->size - d->offset; /* create checked offset < size */
+  gpures_plane_layout planes[4];
+  uint64_t bytes = 0;
+  if (gpures_pixel_format_layout(d->format, d->width, d->height, 1, planes, &bytes) != GPURES_OK)
+    return GPURES_OK;
+  if (bytes > p->size)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "size",
+                        "a %ux%u %s frame takes %llu bytes, and the allocation has %llu after "
+                        "offset %llu",
+                        d->width, d->height, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format),
+                        (unsigned long long)bytes, (unsigned long long)p->size,
+                        (unsigned long long)d->offset);
+  p->row_pitch = planes[0].stride;
+  p->num_planes = gpures_pixel_format_info_of(d->format)->num_planes;
+  p->width = d->width;
+  p->height = d->height;
+  for (uint32_t i = 0; i < p->num_planes; i++) p->plane_offsets[i] = planes[i].offset;
+  return GPURES_OK;
+}
+
+/* cuImportExternalMemory of a dup of the frame's fd (CUDA owns it once imported), mapped whole. */
+static int import_memory(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_payload *p) {
+  int fd = gpures__fd_dup(d->fd);
+  if (fd < 0) return gpures__os_fail(op, "fd", "dup", errno);
+  cu_ext_memory_desc md;
+  memset(&md, 0, sizeof md);
+  md.type = CU_EXT_MEMORY_OPAQUE_FD;
+  md.handle.fd = fd;
+  md.size = d->size;
+  md.flags = d->dedicated ? CU_EXT_MEMORY_DEDICATED : 0;
+  cu_result r = cu.import_memory(&p->memory, &md);
+  if (r != CU_OK) {
+    gpures__fd_close(fd);
+    return cu_fail(op, "fd", "cuImportExternalMemory", r);
+  }
+  cu_ext_buffer_desc bd;
+  memset(&bd, 0, sizeof bd);
+  bd.size = d->size;
+  r = cu.map_buffer(&p->base, p->memory, &bd);
+  if (r != CU_OK) {
+    (void)cu.destroy_memory(p->memory);
+    return cu_fail(op, "size", "cuExternalMemoryGetMappedBuffer", r);
+  }
+  return GPURES_OK;
+}
+
+static int cuda_make(void *api, gpures__op op, const gpures__frame *frame, void *payload) {
+  const cuda_state *st = api;
+  const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
+  int status = frame_shape(op, d, payload);
+  if (status == GPURES_OK) status = context_push(op, st);
+  if (status != GPURES_OK) return status;
+  status = import_memory(op, d, payload);
+  context_pop();
+  return status;
+}
+
+static void cuda_free(void *api, void *payload) {
+  const cuda_state *st = api;
+  const cuda_payload *p = payload;
+  if (cu.push(st->context) != CU_OK) return; /* the context is gone, and its memory with it */
+  (void)cu.mem_free(p->base);
+  (void)cu.destroy_memory(p->memory);
+  context_pop();
+}
+
+static void cuda_destroy(void *api) {
+  cuda_state *st = api;
+  if (st->retained) (void)cu.primary_release(st->device);
+  gpures__free(st);
+}
+
+static const gpures__import_ops cuda_ops = {
+  .api = "CUDA",
+  .kinds = 1ull << GPURES_KIND_VK_OPAQUE_FD, /* CUDA has no dma-buf import on Linux */
+  .payload_size = sizeof(cuda_payload),
+  .make = cuda_make,
+  .free = cuda_free,
+  .destroy = cuda_destroy,
+};
+
+/* The caller's context (which must be on `dev`), or the device's primary context, retained. */
+static int state_open(gpures__op op, void *context, cu_device dev, cuda_state *st) {
+  st->device = dev;
+  if (!context) {
+    cu_result r = cu.primary_retain(&st->context, dev);
+    st->retained = r == CU_OK;
+    return r == CU_OK ? GPURES_OK : cu_fail(op, "device", "cuDevicePrimaryCtxRetain", r);
+  }
+  st->context = context;
+  int status = context_push(op, st);
+  if (status != GPURES_OK) return status;
+  cu_device on = -1;
+  cu_result r = cu.context_device(&on);
+  context_pop();
+  if (r != CU_OK) return cu_fail(op, "context", "cuCtxGetDevice", r);
+  if (on != dev)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "context",
+                        "the context is on CUdevice %d, and device names CUdevice %d", on, dev);
+  return GPURES_OK;
+}
+
+/* The importer's state for a checked descriptor, and its device. */
+static int importer_state(gpures__op op, const gpures_cuda_importer_desc *d,
+                          gpures_device_info *info, cuda_state **out) {
+  int status = cu_ready(op);
+  cu_device dev = 0;
+  if (status == GPURES_OK) status = cu_device_of(op, "device", d->device, &dev);
+  if (status == GPURES_OK) status = cu_describe(op, dev, info);
+  if (status != GPURES_OK) return status;
+  cuda_state *st = gpures__alloc(sizeof *st);
+  if (!st) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the importer");
+  memset(st, 0, sizeof *st);
+  status = state_open(op, d->context, dev, st);
+  if (status != GPURES_OK) {
+    gpures__free(st);
+    return status;
+  }
+  *out = st;
+  return GPURES_OK;
+}
+
+int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc,
+                                gpures_importer **out_importer) {
+  gpures__op op = {"create CUDA importer", 0};
+  if (!out_importer)
+    return gpures__fail(op, GPURES_E_NULL_POINTER, "outImporter", "outImporter is null");
+  *out_importer = NULL;
+  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
+  gpures_cuda_importer_desc d;
+  memset(&d, 0, sizeof d);
+  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  if (status != GPURES_OK) return status;
+  if (d.flags)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; no flag is defined",
+                        d.flags);
+  gpures_device_info info;
+  cuda_state *st = NULL;
+  status = importer_state(op, &d, &info, &st);
+  if (status != GPURES_OK) return status;
+  memcpy(st->uuid, info.id.bytes, sizeof st->uuid);
+  return gpures__importer_new(op, &cuda_ops, st, &info, d.capacity, out_importer);
+}
+
+/* A new CudaPtr2D over the import's planes, or a CudaBufferHandle over its bytes. */
+static int import_handle(const cuda_payload *p, const uint8_t uuid[16], gpures_handle *out) {
+  cu_deviceptr at = p->base + p->offset;
+  if (!p->row_pitch) {
+    gpures_cuda_buffer_handle_desc b;
+    memset(&b, 0, sizeof b);
+    b.struct_size = sizeof b;
+    b.flags = GPURES_HAS_DEVICE_UUID;
+    b.ptr = at;
+    b.size = p->size;
+    memcpy(b.device_uuid, uuid, 16);
+    return gpures_cuda_buffer_handle_create(&b, NULL, out);
+  }
+  gpures_cuda_ptr_2d_desc t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.flags = GPURES_HAS_DEVICE_UUID;
+  t.ptr = at;
+  t.row_pitch = p->row_pitch;
+  t.num_plane_byte_offsets = p->num_planes;
+  memcpy(t.plane_byte_offsets, p->plane_offsets, sizeof t.plane_byte_offsets);
+  memcpy(t.device_uuid, uuid, 16);
+  t.width = p->width;
+  t.height = p->height;
+  return gpures_cuda_ptr_2d_create(&t, NULL, out);
+}
+
+int gpures_cuda_import(gpures_importer *importer, gpures_handle frame, gpures_cuda_imported *out) {
+  gpures__op op = {"import", 0};
+  if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
+  cuda_payload p;
+  uint32_t cached = 0;
+  int status = gpures__importer_import(importer, &cuda_ops, "import", frame, &p, &cached);
+  if (status != GPURES_OK) return status;
+  const cuda_state *st = gpures__importer_api(importer, &cuda_ops);
+  gpures_cuda_imported r;
+  memset(&r, 0, sizeof r);
+  r.struct_size = sizeof r;
+  r.cached = cached;
+  r.ptr = p.base + p.offset;
+  r.size = p.size;
+  r.external_memory = (uint64_t)(uintptr_t)p.memory;
+  status = import_handle(&p, st->uuid, &r.handle);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  status = gpures__copy_out(op, out, &r, sizeof r);
+  if (status != GPURES_OK) gpures_release(r.handle);
+  return status;
+}
+#endif
