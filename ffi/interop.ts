@@ -4,29 +4,15 @@
 // imports the C library caches by buffer identity.
 
 import { check, native } from "./_native.ts";
-import type { PixelFormatName } from "./_types.ts";
+import type { DeviceIdKindName, PixelFormatName } from "./_types.ts";
+import { enumName, enumValue } from "./_values.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
 import { PixelFormat, type PlaneLayout } from "./pixel_format.ts";
 
-/** What a {@link DeviceId}'s bytes are. */
-export type DeviceIdKind =
-  | "none"
-  | "cpu"
-  | "vulkanUuid"
-  | "cudaUuid"
-  | "dxgiLuid"
-  | "metalRegistryId"
-  | "openCl";
+/** What a {@link DeviceId}'s bytes are (the library's DeviceIdKind enumeration). */
+export type DeviceIdKind = DeviceIdKindName;
 
-const DEVICE_ID_KINDS: readonly DeviceIdKind[] = [
-  "none",
-  "cpu",
-  "vulkanUuid",
-  "cudaUuid",
-  "dxgiLuid",
-  "metalRegistryId",
-  "openCl",
-];
+const DEVICE_ID_KIND_SET = 12;
 
 /**
  * The device a handle's memory or work lives on. Vulkan and CUDA name a GPU by
@@ -62,7 +48,7 @@ export interface Handle {
 const DEVICE_ID_SIZE = 24;
 
 function decodeDeviceId(view: DataView, at: number): DeviceId {
-  const kind = DEVICE_ID_KINDS[view.getUint32(at, true)] ?? "none";
+  const kind = (enumName(DEVICE_ID_KIND_SET, view.getUint32(at, true)) ?? "none") as DeviceIdKind;
   const bytes = new Uint8Array(
     view.buffer.slice(view.byteOffset + at + 8, view.byteOffset + at + 24),
   );
@@ -71,10 +57,10 @@ function decodeDeviceId(view: DataView, at: number): DeviceId {
 
 function encodeDeviceId(id: DeviceId): Uint8Array {
   const out = new Uint8Array(DEVICE_ID_SIZE);
-  const kind = DEVICE_ID_KINDS.indexOf(id.kind);
-  if (kind < 0 || !(id.bytes instanceof Uint8Array) || id.bytes.length !== 16) {
+  const kind = enumValue(DEVICE_ID_KIND_SET, id.kind);
+  if (kind === undefined || !(id.bytes instanceof Uint8Array) || id.bytes.length !== 16) {
     throw new InvalidHandleError(
-      `A DeviceId has a kind of ${DEVICE_ID_KINDS.join(", ")} and 16 bytes`,
+      `A DeviceId has a DeviceIdKind ("vulkanUuid", "cudaUuid", ...) and 16 bytes`,
       "INVALID_VALUE",
       "deviceId",
     );

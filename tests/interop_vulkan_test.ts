@@ -35,41 +35,16 @@ import {
   type VulkanImporterOptions,
 } from "../ffi/interop_vulkan.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
+import {
+  CAP_DMA_BUF_IMPORT,
+  CAP_EXTERNAL_MEMORY_FD,
+  CAP_OPAQUE_FD_IMAGE,
+  HELPER,
+  type Helper,
+  SYMBOLS,
+} from "./_support/vulkan_helper.ts";
 
 // ------------------------------------------------------------------- helper
-
-const HELPER = new URL("../build/test-helpers/libgpures_test_vulkan.so", import.meta.url);
-
-const SYMBOLS = {
-  gvk_last_error: { parameters: [], result: "pointer" },
-  gvk_open: { parameters: [], result: "pointer" },
-  gvk_close: { parameters: ["pointer"], result: "u32" },
-  gvk_caps: { parameters: ["pointer"], result: "u32" },
-  gvk_device_uuid: { parameters: ["pointer", "buffer"], result: "void" },
-  gvk_device_name: { parameters: ["pointer"], result: "pointer" },
-  gvk_instance: { parameters: ["pointer"], result: "pointer" },
-  gvk_physical_device: { parameters: ["pointer"], result: "pointer" },
-  gvk_device: { parameters: ["pointer", "u32"], result: "pointer" },
-  gvk_live_objects: { parameters: ["pointer"], result: "u32" },
-  gvk_live_memory: { parameters: ["pointer"], result: "u32" },
-  gvk_export_create: { parameters: ["pointer", "u32", "u32", "u32", "buffer"], result: "i32" },
-  gvk_object_write: { parameters: ["pointer", "u64", "buffer", "u64"], result: "i32" },
-  gvk_object_destroy: { parameters: ["pointer", "u64"], result: "i32" },
-  gvk_image_copy: {
-    parameters: ["pointer", "u32", "u64", "u32", "buffer", "buffer", "u64", "u32"],
-    result: "i32",
-  },
-  gvk_buffer_copy: {
-    parameters: ["pointer", "u32", "u64", "u64", "buffer", "u64", "u32"],
-    result: "i32",
-  },
-} as const;
-
-type Helper = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
-
-const CAP_EXTERNAL_MEMORY_FD = 1;
-const CAP_DMA_BUF_IMPORT = 2;
-const CAP_OPAQUE_FD_IMAGE = 4;
 
 const INSTALL = "install Mesa 25's lavapipe (mesa-vulkan-drivers from bookworm-backports) and " +
   "libvulkan-dev, then build: cmake -S . -B build && cmake --build build";

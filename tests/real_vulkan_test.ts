@@ -22,55 +22,16 @@ import {
   VkOpaqueFd,
 } from "../mod.ts";
 import { close, countOpenFds, isOpen, memfd, readAt, writeAt } from "./_support/libc.ts";
+import {
+  CAP_DMA_BUF_IMPORT,
+  CAP_EXTERNAL_MEMORY_FD,
+  CAP_OPAQUE_FD_IMAGE,
+  HELPER,
+  type Helper,
+  SYMBOLS,
+} from "./_support/vulkan_helper.ts";
 
 // ------------------------------------------------------------------- helper
-
-const HELPER = new URL("../build/test-helpers/libgpures_test_vulkan.so", import.meta.url);
-
-const SYMBOLS = {
-  gvk_last_error: { parameters: [], result: "pointer" },
-  gvk_open: { parameters: [], result: "pointer" },
-  gvk_close: { parameters: ["pointer"], result: "u32" },
-  gvk_caps: { parameters: ["pointer"], result: "u32" },
-  gvk_device_uuid: { parameters: ["pointer", "buffer"], result: "void" },
-  gvk_device_name: { parameters: ["pointer"], result: "pointer" },
-  gvk_instance: { parameters: ["pointer"], result: "pointer" },
-  gvk_physical_device: { parameters: ["pointer"], result: "pointer" },
-  gvk_device: { parameters: ["pointer", "u32"], result: "pointer" },
-  gvk_live_objects: { parameters: ["pointer"], result: "u32" },
-  gvk_live_memory: { parameters: ["pointer"], result: "u32" },
-  gvk_handle_kind: { parameters: ["u64"], result: "u32" },
-  gvk_image_create: {
-    parameters: ["pointer", "u32", "u32", "buffer", "u64", "buffer"],
-    result: "i32",
-  },
-  gvk_buffer_create: { parameters: ["pointer", "buffer", "u64", "buffer"], result: "i32" },
-  gvk_export_create: { parameters: ["pointer", "u32", "u32", "u32", "buffer"], result: "i32" },
-  gvk_object_read: { parameters: ["pointer", "u64", "u32", "buffer", "u64"], result: "i32" },
-  gvk_object_write: { parameters: ["pointer", "u64", "buffer", "u64"], result: "i32" },
-  gvk_object_destroy: { parameters: ["pointer", "u64"], result: "i32" },
-  gvk_vk_image_read: { parameters: ["u64", "u32", "buffer", "u64"], result: "i32" },
-  gvk_vk_image_write: { parameters: ["u64", "buffer", "u64"], result: "i32" },
-  gvk_vk_buffer_read: { parameters: ["u64", "u32", "buffer", "u64"], result: "i32" },
-  gvk_vk_buffer_write: { parameters: ["u64", "buffer", "u64"], result: "i32" },
-  gvk_import_opaque_fd: { parameters: ["pointer", "u64", "buffer"], result: "i32" },
-  gvk_import_dma_buf: { parameters: ["pointer", "u64", "buffer"], result: "i32" },
-  gvk_dma_buf_read_plane: {
-    parameters: ["pointer", "u64", "u32", "u32", "buffer", "u64"],
-    result: "i32",
-  },
-  gvk_dma_buf_write_plane: {
-    parameters: ["pointer", "u64", "u32", "buffer", "u64"],
-    result: "i32",
-  },
-} as const;
-
-type Helper = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
-
-// gvk_caps() bits.
-const CAP_EXTERNAL_MEMORY_FD = 1;
-const CAP_DMA_BUF_IMPORT = 2;
-const CAP_OPAQUE_FD_IMAGE = 4;
 
 /** How a consumer reads: mapping the memory, or a transfer on the device's queue. */
 const MODES = { map: 0, gpu: 1 } as const;

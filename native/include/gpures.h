@@ -1547,9 +1547,10 @@ GPURES_API int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_
 ** (so every frame of a pool slot reuses one import), else the (device, inode)
 ** of each fd plus the layout. An import made for a buffer is freed when the
 ** buffer goes away (its pool slot gets new memory, its pool closes, its
-** sender forgets it), at the importer's next call on its own thread; an
-** import keyed by inode is freed when the cache is full (the least recently
-** used first), by gpures_importer_forget() or at destroy. Every import is
+** sender forgets it), at the importer's next call on its own thread, and is
+** never evicted; an import keyed by inode is freed when the cache is full (the
+** least recently used first: keep `capacity` above the number of such frames
+** held at once), by gpures_importer_forget() or at destroy. Every import is
 ** freed exactly once (gpures_importer_stats: imports == freed + cached).
 **
 ** The objects an import gives are the importer's: use them while you hold

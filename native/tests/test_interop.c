@@ -166,7 +166,33 @@ static void negotiation_refuses_what_it_cannot_read(void) {
   CHECK_FAILS(GPURES_E_ABI_MISMATCH, "out.structSize", gpures_negotiate(ok, 1, ok, 1, 64, 64, &out));
 }
 
+static void a_long_explanation_is_cut_off_inside_its_buffer(void) {
+  gpures_format_cap producer[64], consumer[64];
+  uint32_t n = 0;
+  CHECK_OK(gpures_caps_pool(producer, 64, &n));
+  for (uint32_t i = 0; i < n; i++) consumer[i] = row(producer[i].format, 0x0100000000000001ull, GPURES_MEMORY_DMA_BUF, 1);
+  gpures_negotiated out = {.struct_size = sizeof out};
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "format", gpures_negotiate(producer, n, consumer, n, 64, 64, &out));
+  CHECK(strlen(gpures_last_error()) < 1100);
+}
+
 /* ------------------------------------------------------------- importers */
+
+static void an_older_importer_desc_reads_its_missing_fields_as_absent(void) {
+  gpures_vk_importer_desc vk;
+  memset(&vk, 0xab, sizeof vk); /* garbage past struct_size must never be called */
+  vk.struct_size = 8;
+  vk.flags = GPURES_VK_IMPORT_IMAGE;
+  gpures_importer *imp = (gpures_importer *)1;
+  CHECK(gpures_vk_importer_create(&vk, &imp) != GPURES_OK);
+  gpures_egl_importer_desc egl;
+  memset(&egl, 0xab, sizeof egl);
+  egl.struct_size = 8;
+  egl.flags = 0;
+  CHECK(gpures_egl_importer_create(&egl, &imp) != GPURES_OK);
+  gpures_cuda_imported short_out = {.struct_size = 24};
+  CHECK_FAILS(GPURES_E_ABI_MISMATCH, "out.structSize", gpures_cuda_import(NULL, 1, &short_out));
+}
 
 static void importer_calls_refuse_a_null_importer(void) {
   gpures_importer_stats stats = {.struct_size = sizeof stats};
@@ -192,6 +218,8 @@ int main(void) {
   RUN(negotiation_gives_the_layout_of_the_larger_alignment);
   RUN(negotiation_without_a_fit_is_unsupported_and_says_why);
   RUN(negotiation_refuses_what_it_cannot_read);
+  RUN(a_long_explanation_is_cut_off_inside_its_buffer);
   RUN(importer_calls_refuse_a_null_importer);
+  RUN(an_older_importer_desc_reads_its_missing_fields_as_absent);
   return check_finish("test_interop");
 }

@@ -63,8 +63,9 @@ typedef struct why {
 static void say(why *w, const char *fmt, const char *name, unsigned long long a,
                 unsigned long long b) {
   if (w->used >= sizeof w->text - 1) return;
-  int n = snprintf(w->text + w->used, sizeof w->text - w->used, fmt, name, a, b);
-  if (n > 0) w->used += (size_t)n;
+  size_t room = sizeof w->text - w->used;
+  int n = snprintf(w->text + w->used, room, fmt, name, a, b);
+  if (n > 0) w->used = (size_t)n < room ? w->used + (size_t)n : sizeof w->text - 1; /* cut off */
 }
 
 /* Why no consumer row takes producer row p, said once per format. */

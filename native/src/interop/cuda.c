@@ -451,6 +451,12 @@ static int import_handle(const cuda_payload *p, const uint8_t uuid[16], gpures_h
 int gpures_cuda_import(gpures_importer *importer, gpures_handle frame, gpures_cuda_imported *out) {
   gpures__op op = {"import", 0};
   if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
+  /* The handle is the caller's to release: an out struct too short to hold it would leak it. */
+  uint32_t given;
+  memcpy(&given, out, sizeof given);
+  if (given < offsetof(gpures_cuda_imported, handle) + sizeof out->handle)
+    return gpures__fail(op, GPURES_E_ABI_MISMATCH, "out.structSize",
+                        "out.structSize %u cannot hold the handle", given);
   cuda_payload p;
   uint32_t cached = 0;
   int status = gpures__importer_import(importer, &cuda_ops, "import", frame, &p, &cached);

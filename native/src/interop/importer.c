@@ -116,7 +116,7 @@ void gpures__importers_buffer_gone(uint64_t id) {
 
 /* The layout an import depends on: the descriptor without its fds and per-frame fields. */
 static void layout_of(const gpures__frame *frame, gpures__frame *out) {
-  *out = *frame;
+  memcpy(out, frame, sizeof *out); /* padding too: layouts are compared with memcmp */
   out->handle = 0;
   if (frame->kind == GPURES_KIND_DMA_BUF_HANDLE) {
     memset(out->desc.dma_buf.fds, 0, sizeof out->desc.dma_buf.fds);
@@ -138,9 +138,9 @@ static uint32_t fds_of(const gpures__frame *frame, const int32_t **fds) {
 
 static int file_key_of(gpures__op op, int fd, uint32_t index, file_key *out) {
   struct stat st;
-  struct statfs fs = {0};
-  /* A memfd or a file has its own inode: the filesystem need not be asked. */
-  if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && fstatfs(fd, &fs) != 0)) {
+  struct statfs fs;
+  /* The filesystem, not the mode, says whether inodes are shared: anonymous inodes may be S_IFREG. */
+  if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0) {
     char field[16];
     snprintf(field, sizeof field, "fds[%u]", index);
     return gpures__os_fail(op, field, "fstat", errno);
@@ -219,9 +219,18 @@ static int check_device(gpures__op op, gpures_importer *imp, gpures_handle handl
                       imp->device.name);
 }
 
-/* Room for one more: the least recently used import goes. */
+/*
+** Room for one more: the least recently used import keyed by files goes. An
+** import of a buffer with an identity is never evicted: someone may hold a
+** frame of it, and its buffer's end frees it (live buffers bound their number).
+*/
 static void make_room(gpures_importer *imp) {
-  while (imp->stats.cached >= imp->capacity && imp->tail) free_entry(imp, imp->tail);
+  entry *e = imp->tail;
+  while (imp->stats.cached >= imp->capacity && e) {
+    entry *prev = e->prev;
+    if (!e->buffer_id) free_entry(imp, e);
+    e = prev;
+  }
 }
 
 static int import_new(gpures__op op, gpures_importer *imp, const gpures__frame *frame,
@@ -296,7 +305,7 @@ int gpures__importer_import(gpures_importer *imp, const gpures__import_ops *ops,
     return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
   /* The frame's own reference for the call: its fds stay open whoever else releases it. */
   int status = gpures_clone(handle);
-  if (status != GPURES_OK) return gpures__fail(op, status, "frame", "%s", gpures_last_error());
+  if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__frame frame;
   pthread_mutex_lock(&imp->mu);
   status = snapshot_frame(op, ops, handle, &frame);
@@ -364,6 +373,8 @@ int gpures_importer_forget(gpures_importer *imp, gpures_handle handle) {
   int status = check_importer(op, imp);
   if (status != GPURES_OK) return status;
   gpures__frame frame, layout;
+  /* As in an import: a last release under the lock would end a buffer, whose notice takes it. */
+  if ((status = gpures_clone(handle)) != GPURES_OK) return gpures__refail(op, status);
   pthread_mutex_lock(&imp->mu);
   status = snapshot_frame(op, imp->ops, handle, &frame);
   uint64_t buffer_id = 0;
@@ -379,6 +390,7 @@ int gpures_importer_forget(gpures_importer *imp, gpures_handle handle) {
     if (e) free_entry(imp, e);
   }
   pthread_mutex_unlock(&imp->mu);
+  (void)gpures_release(handle);
   return status;
 }
 

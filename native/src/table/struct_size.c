@@ -31,6 +31,7 @@ int gpures__copy_versioned(gpures__op op, const char *field, const void *in, uin
   int status = gpures__check_struct_size(op, field, given);
   if (status != GPURES_OK) return status;
   memcpy(out, in, given < own ? given : own);
+  if (given < own) memset((unsigned char *)out + given, 0, own - given); /* an older struct: absent */
   for (uint32_t i = own; i < given; i++)
     if (((const unsigned char *)in)[i])
       return gpures__fail(op, GPURES_E_ABI_MISMATCH, field,
