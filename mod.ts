@@ -83,6 +83,20 @@ export {
   type PointerArg,
 } from "./ffi/interop.ts";
 export {
+  cudaCaps,
+  cudaDeviceInfo,
+  type CudaImport,
+  CudaImporter,
+  type CudaImporterOptions,
+  type CudaPointerImport,
+} from "./ffi/interop_cuda.ts";
+export {
+  eglCaps,
+  type EglImport,
+  EglImporter,
+  type EglImporterOptions,
+} from "./ffi/interop_egl.ts";
+export {
   vulkanCaps,
   vulkanDeviceInfo,
   type VulkanImport,

@@ -50,9 +50,13 @@ export interface CudaImport {
   cached: boolean;
 }
 
+/** One frame in CUDA as a pointer only ({@link CudaImporter.importPointer}). */
+export type CudaPointerImport = Omit<CudaImport, "handle">;
+
 /** Bytes of gpures_cuda_importer_desc and gpures_cuda_imported. */
 const DESC_SIZE = 24;
 const IMPORTED_SIZE = 40;
+const IMPORTED_WITHOUT_HANDLE = 32;
 const INT32_MAX = 0x7fffffff;
 
 function uintOption(value: unknown, field: string, max: number): number {
@@ -117,6 +121,22 @@ export class CudaImporter extends Importer {
       size: view.getBigUint64(16, true),
       externalMemory: view.getBigUint64(24, true),
       handle: GpuResource.fromRaw(view.getBigUint64(32, true)) as CudaPtr2D | CudaBufferHandle,
+      cached: view.getUint32(4, true) !== 0,
+    };
+  }
+
+  /**
+   * The frame in CUDA as a pointer, without a handle to release: the per-frame
+   * path of a consumer that launches its own kernels on `ptr`.
+   */
+  importPointer(frame: VkOpaqueFd): CudaPointerImport {
+    const view = this.#view;
+    view.setUint32(0, IMPORTED_WITHOUT_HANDLE, true);
+    check(native().gpures_cuda_import(this.pointer, frame.unsafeHandle, this.#out));
+    return {
+      ptr: view.getBigUint64(8, true),
+      size: view.getBigUint64(16, true),
+      externalMemory: view.getBigUint64(24, true),
       cached: view.getUint32(4, true) !== 0,
     };
   }

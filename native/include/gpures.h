@@ -1659,7 +1659,9 @@ typedef struct gpures_cuda_imported {
   uint64_t ptr;                  /* CUdeviceptr of the resource (the frame's offset applied) */
   uint64_t size;                 /* bytes from ptr */
   uint64_t external_memory;      /* CUexternalMemory */
-  gpures_handle handle;          /* a new CudaPtr2D (a frame with rows) or CudaBufferHandle over ptr: release it */
+  gpures_handle handle;          /* a new reference to the import's CudaPtr2D (a frame with rows) or
+                                    CudaBufferHandle over ptr: release it. An out struct that ends
+                                    before it gets none (the cheapest call: no reference taken) */
 } gpures_cuda_imported;
 
 /* VkOpaqueFd frames into CUDA (cuImportExternalMemory + cuExternalMemoryGetMappedBuffer). */

@@ -1294,7 +1294,12 @@ Deno.test({
           const again = importer.import(frame);
           assert.equal(again.cached, true);
           assert.equal(again.ptr, imp.ptr, "the cached import is the same mapping");
-          assert.notEqual(again.handle.unsafeHandle, imp.handle.unsafeHandle, "a new handle");
+          assert.equal(
+            again.handle.unsafeHandle,
+            imp.handle.unsafeHandle,
+            "the import's one handle",
+          );
+          assert.equal(again.handle.refcount, 3, "the importer's reference and one per import()");
           again.handle.release();
           console.log(
             `PASS cuda-import (1): ${FRAME_4K} bytes, Vulkan → CUDA ${read} wrong, CUDA → ` +
@@ -1437,6 +1442,18 @@ Deno.test({
         s = importer.stats;
         assert.deepEqual(s, { cached: 3, imports: 23, hits: 197, freed: 20, failed: 0 });
 
+        // The pointer-only path: no handle to wrap or release per frame.
+        const pointerUs: number[] = [], now: bigint[] = [];
+        for (let i = 0; i < 200; i++) {
+          const t0 = performance.now();
+          const imp = importer.importPointer(ring.frames[i % 3]);
+          pointerUs.push((performance.now() - t0) * 1e3);
+          assert.ok(imp.cached);
+          now[i % 3] ??= imp.ptr;
+          assert.equal(imp.ptr, now[i % 3], `frame ${i}: the slot's one mapping`);
+        }
+        assert.equal(importer.stats.hits, 397);
+
         let c = "from C: skipped (" + gpuresCSkip + ")";
         let cMedianUs = NaN;
         if (!gpuresCSkip) {
@@ -1454,7 +1471,10 @@ Deno.test({
             `from Deno: cached ${cached.toFixed(2)} µs median (p99 ` +
             `${percentile(cachedUs, 99).toFixed(2)}) of 197, uncached (forget + import + map) ` +
             `${fresh.toFixed(0)} µs median of 20 (${(fresh / cached).toFixed(0)}x), first lap ` +
-            `${firstUs.map((x) => x.toFixed(0)).join("/")} µs; ${c}`,
+            `${firstUs.map((x) => x.toFixed(0)).join("/")} µs; importPointer (no handle) ` +
+            `${median(pointerUs).toFixed(2)} µs median (p99 ${
+              percentile(pointerUs, 99).toFixed(2)
+            }); ${c}`,
         );
         if (!gpuresCSkip) {
           const met = cMedianUs <= 2;

@@ -256,6 +256,7 @@ typedef struct {
   uint32_t width;
   uint32_t height;
   uint64_t plane_offsets[4]; /* from base + offset */
+  gpures_handle handle; /* the import's CudaPtr2D or CudaBufferHandle; each caller gets a clone */
 } cuda_payload;
 _Static_assert(sizeof(cuda_payload) <= GPURES__PAYLOAD_MAX, "a CUDA import fits the payload");
 
@@ -323,6 +324,35 @@ static int import_memory(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_
   return GPURES_OK;
 }
 
+/* A new CudaPtr2D over the import's planes, or a CudaBufferHandle over its bytes. */
+static int import_handle(const cuda_payload *p, const uint8_t uuid[16], gpures_handle *out) {
+  cu_deviceptr at = p->base + p->offset;
+  if (!p->row_pitch) {
+    gpures_cuda_buffer_handle_desc b;
+    memset(&b, 0, sizeof b);
+    b.struct_size = sizeof b;
+    b.flags = GPURES_HAS_DEVICE_UUID;
+    b.ptr = at;
+    b.size = p->size;
+    memcpy(b.device_uuid, uuid, 16);
+    return gpures_cuda_buffer_handle_create(&b, NULL, out);
+  }
+  gpures_cuda_ptr_2d_desc t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.flags = GPURES_HAS_DEVICE_UUID;
+  t.ptr = at;
+  t.row_pitch = p->row_pitch;
+  t.num_plane_byte_offsets = p->num_planes;
+  memcpy(t.plane_byte_offsets, p->plane_offsets, sizeof t.plane_byte_offsets);
+  memcpy(t.device_uuid, uuid, 16);
+  t.width = p->width;
+  t.height = p->height;
+  return gpures_cuda_ptr_2d_create(&t, NULL, out);
+}
+
+static void cuda_free(void *api, void *payload);
+
 static int cuda_make(void *api, gpures__op op, const gpures__frame *frame, void *payload) {
   const cuda_state *st = api;
   const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
@@ -331,12 +361,20 @@ static int cuda_make(void *api, gpures__op op, const gpures__frame *frame, void 
   if (status != GPURES_OK) return status;
   status = import_memory(op, d, payload);
   context_pop();
-  return status;
+  if (status != GPURES_OK) return status;
+  /* One handle per import, made once: a cached import costs callers a clone, not a create. */
+  cuda_payload *p = payload;
+  if ((status = import_handle(p, st->uuid, &p->handle)) != GPURES_OK) {
+    cuda_free(api, payload);
+    return gpures__refail(op, status);
+  }
+  return GPURES_OK;
 }
 
 static void cuda_free(void *api, void *payload) {
   const cuda_state *st = api;
   const cuda_payload *p = payload;
+  (void)gpures_release(p->handle); /* callers' clones stay valid handles; the memory goes now */
   if (cu.push(st->context) != CU_OK) return; /* the context is gone, and its memory with it */
   (void)cu.mem_free(p->base);
   (void)cu.destroy_memory(p->memory);
@@ -421,47 +459,17 @@ int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc,
   return gpures__importer_new(op, &cuda_ops, st, &info, d.capacity, out_importer);
 }
 
-/* A new CudaPtr2D over the import's planes, or a CudaBufferHandle over its bytes. */
-static int import_handle(const cuda_payload *p, const uint8_t uuid[16], gpures_handle *out) {
-  cu_deviceptr at = p->base + p->offset;
-  if (!p->row_pitch) {
-    gpures_cuda_buffer_handle_desc b;
-    memset(&b, 0, sizeof b);
-    b.struct_size = sizeof b;
-    b.flags = GPURES_HAS_DEVICE_UUID;
-    b.ptr = at;
-    b.size = p->size;
-    memcpy(b.device_uuid, uuid, 16);
-    return gpures_cuda_buffer_handle_create(&b, NULL, out);
-  }
-  gpures_cuda_ptr_2d_desc t;
-  memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.flags = GPURES_HAS_DEVICE_UUID;
-  t.ptr = at;
-  t.row_pitch = p->row_pitch;
-  t.num_plane_byte_offsets = p->num_planes;
-  memcpy(t.plane_byte_offsets, p->plane_offsets, sizeof t.plane_byte_offsets);
-  memcpy(t.device_uuid, uuid, 16);
-  t.width = p->width;
-  t.height = p->height;
-  return gpures_cuda_ptr_2d_create(&t, NULL, out);
-}
-
 int gpures_cuda_import(gpures_importer *importer, gpures_handle frame, gpures_cuda_imported *out) {
   gpures__op op = {"import", 0};
   if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
-  /* The handle is the caller's to release: an out struct too short to hold it would leak it. */
+  /* An out struct that ends before `handle` gets none: a reference nobody sees would leak. */
   uint32_t given;
   memcpy(&given, out, sizeof given);
-  if (given < offsetof(gpures_cuda_imported, handle) + sizeof out->handle)
-    return gpures__fail(op, GPURES_E_ABI_MISMATCH, "out.structSize",
-                        "out.structSize %u cannot hold the handle", given);
+  bool wants_handle = given >= offsetof(gpures_cuda_imported, handle) + sizeof out->handle;
   cuda_payload p;
   uint32_t cached = 0;
   int status = gpures__importer_import(importer, &cuda_ops, "import", frame, &p, &cached);
   if (status != GPURES_OK) return status;
-  const cuda_state *st = gpures__importer_api(importer, &cuda_ops);
   gpures_cuda_imported r;
   memset(&r, 0, sizeof r);
   r.struct_size = sizeof r;
@@ -469,10 +477,11 @@ int gpures_cuda_import(gpures_importer *importer, gpures_handle frame, gpures_cu
   r.ptr = p.base + p.offset;
   r.size = p.size;
   r.external_memory = (uint64_t)(uintptr_t)p.memory;
-  status = import_handle(&p, st->uuid, &r.handle);
-  if (status != GPURES_OK) return gpures__refail(op, status);
+  if (wants_handle && (status = gpures_clone(p.handle)) != GPURES_OK)
+    return gpures__refail(op, status);
+  if (wants_handle) r.handle = p.handle;
   status = gpures__copy_out(op, out, &r, sizeof r);
-  if (status != GPURES_OK) gpures_release(r.handle);
+  if (status != GPURES_OK && wants_handle) (void)gpures_release(r.handle);
   return status;
 }
 #endif

@@ -136,24 +136,31 @@ static uint32_t fds_of(const gpures__frame *frame, const int32_t **fds) {
   return 1;
 }
 
+/*
+** Whether the file's inode may stand for other files too, so that only the
+** held file compared with kcmp() says it is the same: a device's opens
+** (NVIDIA's opaque fds are all /dev/nvidiactl) and an anonymous-inode fs
+** (whose files the kernel may show as S_IFREG: the filesystem decides).
+*/
+static bool inode_shared(int fd, const struct stat *st, bool *shared) {
+  struct statfs fs;
+  if (S_ISCHR(st->st_mode)) return *shared = true;
+  if (fstatfs(fd, &fs) != 0) return false;
+  *shared = fs.f_type == ANON_INODE_FS_MAGIC;
+  return true;
+}
+
 static int file_key_of(gpures__op op, int fd, uint32_t index, file_key *out) {
   struct stat st;
-  struct statfs fs;
-  /* The filesystem, not the mode, says whether inodes are shared: anonymous inodes may be S_IFREG. */
-  if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0) {
+  bool shared = false;
+  if (fstat(fd, &st) != 0 || !inode_shared(fd, &st, &shared)) {
     char field[16];
     snprintf(field, sizeof field, "fds[%u]", index);
     return gpures__os_fail(op, field, "fstat", errno);
   }
   out->dev = (uint64_t)st.st_dev;
   out->ino = (uint64_t)st.st_ino;
-  /*
-  ** -2: hold a dup once cached and compare with kcmp(). Files of an
-  ** anonymous-inode fs share one inode, and so do a driver's exports that are
-  ** opens of a device (NVIDIA's opaque fds are all /dev/nvidiactl): there the
-  ** inode says nothing about the memory.
-  */
-  out->held = S_ISCHR(st.st_mode) || fs.f_type == ANON_INODE_FS_MAGIC ? -2 : -1;
+  out->held = shared ? -2 : -1; /* -2: hold a dup once cached */
   return GPURES_OK;
 }
 
