@@ -176,6 +176,66 @@ static void a_long_explanation_is_cut_off_inside_its_buffer(void) {
   CHECK(strlen(gpures_last_error()) < 1100);
 }
 
+/* A small, seeded generator: the same rows on every run, so a failure replays. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rng(uint32_t below) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state % below);
+}
+
+static gpures_format_cap random_row(void) {
+  static const uint64_t modifiers[] = {0, 0x0100000000000001ull, GPURES_MODIFIER_INVALID};
+  static const uint32_t sizes[] = {0, 16, 1920, 4096, 65535};
+  /* A few formats, so lists meet; now and then one that is no format or no alignment. */
+  uint32_t format = rng(200) == 0 ? GPURES_PF_MAX + 1 : 1 + rng(4);
+  uint32_t align = rng(200) == 0 ? 3u + rng(5000) : 1u << rng(13);
+  gpures_format_cap c = {format, rng(8), modifiers[rng(3)], sizes[rng(5)], sizes[rng(5)], align, 0};
+  return c;
+}
+
+/* Whether rows p and c could carry a width x height frame: the rule negotiation applies. */
+static bool rows_fit(const gpures_format_cap *p, const gpures_format_cap *c, uint32_t w, uint32_t h) {
+  bool limits = (!p->max_width || w <= p->max_width) && (!p->max_height || h <= p->max_height) &&
+                (!c->max_width || w <= c->max_width) && (!c->max_height || h <= c->max_height);
+  return p->format == c->format && p->modifier == c->modifier && (p->memory & c->memory) && limits;
+}
+
+static void negotiation_agrees_with_the_rule_on_100000_random_pairs_of_lists(void) {
+  static const uint32_t extents[] = {0, 1, 2, 63, 64, 1080, 1920, 4096, 70000};
+  uint32_t ok = 0, refused = 0;
+  for (int round = 0; round < 100000; round++) {
+    gpures_format_cap producer[6], consumer[6];
+    uint32_t np = rng(7), nc = rng(7);
+    for (uint32_t i = 0; i < np; i++) producer[i] = random_row();
+    for (uint32_t i = 0; i < nc; i++) consumer[i] = random_row();
+    uint32_t w = extents[rng(9)], h = extents[rng(9)];
+    gpures_negotiated out = {.struct_size = sizeof out};
+    int status = gpures_negotiate(producer, np, consumer, nc, w, h, &out);
+    if (status == GPURES_OK) {
+      ok++;
+      const gpures_format_cap *p = &producer[out.producer_index], *c = &consumer[out.consumer_index];
+      uint32_t both = p->memory & c->memory;
+      if (!CHECK(out.producer_index < np && out.consumer_index < nc && rows_fit(p, c, w, h) &&
+                 out.format == p->format && (out.memory & both) == out.memory &&
+                 out.memory && !(out.memory & (out.memory - 1))))
+        break;
+      for (uint32_t i = 0; i < out.producer_index; i++) /* no earlier producer row fitted */
+        for (uint32_t j = 0; j < nc; j++) CHECK(!rows_fit(&producer[i], &consumer[j], w, h));
+      uint32_t align = (p->row_align > c->row_align ? p->row_align : c->row_align);
+      CHECK_EQ(out.row_align, align ? align : 1);
+      if (out.modifier == 0 && out.num_planes)
+        CHECK(out.planes[out.num_planes - 1].offset + out.planes[out.num_planes - 1].size <= out.size);
+    } else {
+      refused++;
+      CHECK(strlen(gpures_last_error()) < 1100);
+      if (status == GPURES_E_UNSUPPORTED) /* only when truly nothing fits */
+        for (uint32_t i = 0; i < np; i++)
+          for (uint32_t j = 0; j < nc; j++) CHECK(!rows_fit(&producer[i], &consumer[j], w, h));
+    }
+  }
+  if (!CHECK(ok > 1000 && refused > 1000)) fprintf(stderr, "  %u agreed, %u refused\n", ok, refused);
+}
+
 /* ------------------------------------------------------------- importers */
 
 static void an_older_importer_desc_reads_its_missing_fields_as_absent(void) {
@@ -219,6 +279,7 @@ int main(void) {
   RUN(negotiation_without_a_fit_is_unsupported_and_says_why);
   RUN(negotiation_refuses_what_it_cannot_read);
   RUN(a_long_explanation_is_cut_off_inside_its_buffer);
+  RUN(negotiation_agrees_with_the_rule_on_100000_random_pairs_of_lists);
   RUN(importer_calls_refuse_a_null_importer);
   RUN(an_older_importer_desc_reads_its_missing_fields_as_absent);
   return check_finish("test_interop");
