@@ -710,6 +710,8 @@ export interface VkOpaqueFdDesc {
     /** value slotRelease() stores into the gate */
     value: bigint | number;
   };
+  /** bytes per row of plane 0; absent: packed rows */
+  rowPitch?: number;
 }
 
 /** What {@link VkOpaqueFd.describe} returns. */
@@ -745,6 +747,8 @@ export interface VkOpaqueFdDescription {
     /** value slotRelease() stores into the gate */
     value: bigint;
   } | null;
+  /** bytes per row of plane 0; absent: packed rows */
+  rowPitch: number | null;
 }
 
 /** The descriptor {@link CudaPtr2D.create} takes. */

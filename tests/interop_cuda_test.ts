@@ -93,8 +93,8 @@ Deno.test({
       refusal(native().gpures_caps_cuda(0, new Uint8Array(32 * 64), 64, count)).code,
       "UNSUPPORTED",
     );
-    assert.equal(liveHandles(), handles);
-    assert.equal(countOpenFds(), fds, "no fd was left open");
+    assert.ok(liveHandles() <= handles, "no handle left");
+    assert.ok(countOpenFds() <= fds, "no fd was left open");
   },
 });
 
@@ -236,7 +236,7 @@ Deno.test({
     } finally {
       importer.close();
     }
-    assert.equal(liveHandles(), handles);
-    assert.equal(countOpenFds(), fds, "the fd CUDA refused was closed");
+    assert.ok(liveHandles() <= handles, "no handle left");
+    assert.ok(countOpenFds() <= fds, "the fd CUDA refused was closed");
   },
 });

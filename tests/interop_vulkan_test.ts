@@ -189,8 +189,8 @@ function vkTest(name: string, caps: number, fn: (ctx: Context) => void): void {
       } finally {
         ctx.close();
       }
-      assert.equal(liveHandles(), handles, "every gpures handle was released");
-      assert.equal(countOpenFds(), fds, "every fd was closed");
+      assert.ok(liveHandles() <= handles, "every gpures handle was released");
+      assert.ok(countOpenFds() <= fds, "every fd was closed");
       assert.equal(
         importMappings(),
         0,

@@ -285,6 +285,9 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       unknownFlags(extraFlags(1 << 0)), // GPURES_HAS_LUID
       accepts("offset just below size", { offset: 4095n }),
       accepts("no slot release", { slotRelease: undefined }),
+      accepts("rows padded to 128 bytes", { rowPitch: 128 }),
+      invalid("a row pitch below a row (16 RGBA pixels: 64 bytes)", "rowPitch", 32),
+      invalid("rows that do not fit after the offset", "rowPitch", 1024),
     ],
   },
   CudaPtr2D: {

@@ -528,6 +528,9 @@ typedef struct gpures_vk_opaque_fd_desc {
   uint32_t format;      /* PixelFormat id */
   uint8_t device_uuid[16];
   gpures_slot_release_desc slot_release;
+  uint32_t row_pitch;   /* bytes per row of plane 0 (0: the row bytes, packed); later planes follow
+                           at the pitch scaled by their row bytes (gpures_pixel_format_plane_pitch) */
+  uint32_t reserved;
 } gpures_vk_opaque_fd_desc;
 
 /* CudaPtr2D (linux, windows): pitched device memory, planes at byte offsets. */

@@ -998,6 +998,21 @@ static void gpures_fixture__vk_opaque_fd__no_slot_release(void *desc, const int 
   d->flags = 0;
   d->slot_release.value = 0;
 }
+static void gpures_fixture__vk_opaque_fd__rows_padded_to_128_bytes(void *desc, const int *fds) {
+  gpures_vk_opaque_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 128;
+}
+static void gpures_fixture__vk_opaque_fd__a_row_pitch_below_a_row_16_rgba_pixels_64_bytes(void *desc, const int *fds) {
+  gpures_vk_opaque_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 32;
+}
+static void gpures_fixture__vk_opaque_fd__rows_that_do_not_fit_after_the_offset(void *desc, const int *fds) {
+  gpures_vk_opaque_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 1024;
+}
 
 /* CudaPtr2D */
 static void gpures_fixture__cuda_ptr_2d__a_null_ptr(void *desc, const int *fds) {
@@ -1930,6 +1945,9 @@ static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSE
     {GPURES_KIND_VK_OPAQUE_FD, "unknown flag bits", gpures_fixture__vk_opaque_fd__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
     {GPURES_KIND_VK_OPAQUE_FD, "offset just below size", gpures_fixture__vk_opaque_fd__offset_just_below_size, GPURES_OK, ""},
     {GPURES_KIND_VK_OPAQUE_FD, "no slot release", gpures_fixture__vk_opaque_fd__no_slot_release, GPURES_OK, ""},
+    {GPURES_KIND_VK_OPAQUE_FD, "rows padded to 128 bytes", gpures_fixture__vk_opaque_fd__rows_padded_to_128_bytes, GPURES_OK, ""},
+    {GPURES_KIND_VK_OPAQUE_FD, "a row pitch below a row (16 RGBA pixels: 64 bytes)", gpures_fixture__vk_opaque_fd__a_row_pitch_below_a_row_16_rgba_pixels_64_bytes, GPURES_E_INVALID_VALUE, "rowPitch"},
+    {GPURES_KIND_VK_OPAQUE_FD, "rows that do not fit after the offset", gpures_fixture__vk_opaque_fd__rows_that_do_not_fit_after_the_offset, GPURES_E_INVALID_VALUE, "rowPitch"},
     {GPURES_KIND_CUDA_PTR_2D, "a null ptr", gpures_fixture__cuda_ptr_2d__a_null_ptr, GPURES_E_NULL_HANDLE, "ptr"},
     {GPURES_KIND_CUDA_PTR_2D, "rowPitch 0", gpures_fixture__cuda_ptr_2d__row_pitch_0, GPURES_E_ZERO_SIZE, "rowPitch"},
     {GPURES_KIND_CUDA_PTR_2D, "5 plane offsets", gpures_fixture__cuda_ptr_2d__5_plane_offsets, GPURES_E_INVALID_VALUE, "planeByteOffsets"},

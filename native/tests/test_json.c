@@ -225,7 +225,8 @@ static void vk_opaque_fd_json_shows_fd_bool_format_and_uuid(void) {
              "{\"kind\":\"VkOpaqueFd\",\"kindId\":6,\"refcount\":1,\"fd\":%d,"
              "\"size\":\"4096\",\"memoryTypeIndex\":2,\"offset\":\"0\",\"dedicated\":true,"
              "\"width\":32,\"height\":32,\"format\":\"P010LE\","
-             "\"deviceUuid\":\"00112233-4455-6677-8899-aabbccddeeff\",\"slotRelease\":null}",
+             "\"deviceUuid\":\"00112233-4455-6677-8899-aabbccddeeff\",\"slotRelease\":null,"
+             "\"rowPitch\":null}",
              own.fd);
     check_json(h, expected);
     CHECK_OK(gpures_release(h));

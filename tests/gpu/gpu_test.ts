@@ -1291,6 +1291,32 @@ Deno.test({
           assert.equal(back, 0n, "Vulkan reads every byte CUDA wrote");
           assert.ok(probe.vkCheck(slot, FRAME_4K, 0x51, true) > 0n, "the old bytes are gone");
 
+          // The same memory as a frame with padded rows: another layout, so another import,
+          // whose CudaPtr2D carries the exporter's pitch and the planes at it.
+          const d0 = frame.describe();
+          const padded = VkOpaqueFd.create({
+            fd: d0.fd,
+            size: d0.size,
+            memoryTypeIndex: d0.memoryTypeIndex,
+            offset: d0.offset,
+            dedicated: d0.dedicated,
+            width: 3840,
+            height: 2000,
+            format: "NV12",
+            deviceUuid: d0.deviceUuid,
+            rowPitch: 4096,
+          });
+          const pi = importer.import(padded);
+          try {
+            assert.equal(pi.cached, false, "another layout is another import");
+            assert.ok(pi.handle instanceof CudaPtr2D);
+            const pd = pi.handle.describe();
+            assert.equal(pd.rowPitch, 4096);
+            assert.deepEqual(pd.planeByteOffsets, [0n, 4096n * 2000n]);
+          } finally {
+            pi.handle.release();
+            padded.release();
+          }
           const again = importer.import(frame);
           assert.equal(again.cached, true);
           assert.equal(again.ptr, imp.ptr, "the cached import is the same mapping");

@@ -271,30 +271,38 @@ static void context_pop(void) {
 }
 
 /*
-** Where the frame's planes are. A VkOpaqueFd carries no row pitch, so rows
-** are taken as packed (gpures_pixel_format_layout with row_align 1), the
-** layout gpures_caps_cuda() asks for. A frame that has no standard layout
-** (over 4 GiB) is imported as bytes.
+** Where the frame's planes are: at its rowPitch when it gives one, else with
+** packed rows (gpures_pixel_format_layout with row_align 1), the layout
+** gpures_caps_cuda() asks for. A frame that has no standard layout (over
+** 4 GiB) is imported as bytes.
 */
 static int frame_shape(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_payload *p) {
   p->offset = d->offset;
-  p->size = d->size - d->offset; /* create checked offset < size */
+  p->size = d->size - d->offset; /* create checked offset < size, and that the rows fit */
   gpures_plane_layout planes[4];
   uint64_t bytes = 0;
   if (gpures_pixel_format_layout(d->format, d->width, d->height, 1, planes, &bytes) != GPURES_OK)
     return GPURES_OK;
-  if (bytes > p->size)
+  if (!d->row_pitch && bytes > p->size)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "size",
                         "a %ux%u %s frame takes %llu bytes, and the allocation has %llu after "
                         "offset %llu",
                         d->width, d->height, gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format),
                         (unsigned long long)bytes, (unsigned long long)p->size,
                         (unsigned long long)d->offset);
-  p->row_pitch = planes[0].stride;
   p->num_planes = gpures_pixel_format_info_of(d->format)->num_planes;
+  p->row_pitch = d->row_pitch ? d->row_pitch : planes[0].stride;
   p->width = d->width;
   p->height = d->height;
-  for (uint32_t i = 0; i < p->num_planes; i++) p->plane_offsets[i] = planes[i].offset;
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < p->num_planes; i++) { /* planes follow each other at their pitch */
+    uint64_t pitch = 0;
+    uint32_t rows = 0;
+    (void)gpures_pixel_format_plane_pitch(d->format, i, p->row_pitch, &pitch);
+    (void)gpures_pixel_format_plane_extent(d->format, i, d->width, d->height, NULL, &rows);
+    p->plane_offsets[i] = at;
+    at += pitch * rows;
+  }
   return GPURES_OK;
 }
 

@@ -835,6 +835,20 @@ static int check_fits(gpures__op op, const char *field, const vk_memory_requirem
   return GPURES_OK;
 }
 
+/* The exporter's row pitch, when the frame says it, must be how this device lays the image out. */
+static int check_opaque_pitch(gpures__op op, vk_api *vk, uint64_t image,
+                              const gpures_vk_opaque_fd_desc *d) {
+  if (!d->row_pitch) return GPURES_OK;
+  vk_image_subresource sub = {plane_aspect(gpures_pixel_format_info_of(d->format)->num_planes, 0),
+                              0, 0};
+  vk_subresource_layout layout;
+  vk->fn.subresource_layout(vk->device, image, &sub, &layout);
+  if (layout.row_pitch == d->row_pitch) return GPURES_OK;
+  return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowPitch",
+                      "the device lays out linear rows %llu bytes apart, not %u",
+                      (unsigned long long)layout.row_pitch, d->row_pitch);
+}
+
 static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc *d,
                        vk_import *im) {
   bool want_buffer = (vk->flags & GPURES_VK_IMPORT_BUFFER) && !d->dedicated;
@@ -851,6 +865,7 @@ static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc
       (status = opaque_image(op, vk, d, im)) == GPURES_OK) {
     vk->fn.image_requirements(vk->device, im->image, &image_reqs);
     status = check_fits(op, "offset", &image_reqs, d->offset, d->size, d->memory_type_index);
+    if (status == GPURES_OK) status = check_opaque_pitch(op, vk, im->image, d);
   }
   if (status == GPURES_OK && want_buffer &&
       (status = create_buffer(op, vk, HANDLE_OPAQUE_FD, d->size, &im->buffer, &buffer_reqs)) ==
