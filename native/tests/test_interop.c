@@ -244,12 +244,12 @@ static void an_older_importer_desc_reads_its_missing_fields_as_absent(void) {
   vk.struct_size = 8;
   vk.flags = GPURES_VK_IMPORT_IMAGE;
   gpures_importer *imp = (gpures_importer *)1;
-  CHECK(gpures_vk_importer_create(&vk, &imp) != GPURES_OK);
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "instance", gpures_vk_importer_create(&vk, &imp));
   gpures_egl_importer_desc egl;
   memset(&egl, 0xab, sizeof egl);
   egl.struct_size = 8;
   egl.flags = 0;
-  CHECK(gpures_egl_importer_create(&egl, &imp) != GPURES_OK);
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "display", gpures_egl_importer_create(&egl, &imp));
   gpures_cuda_imported short_out = {.struct_size = 24}; /* ends before `handle`: gets none */
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "importer", gpures_cuda_import(NULL, 1, &short_out));
 }

@@ -701,6 +701,8 @@ int gpures_egl_importer_create(const gpures_egl_importer_desc *desc,
   if (d.flags != 0)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; none are defined",
                         d.flags);
+  if (!d.display) /* before EGL is opened: a refusal costs no dlopen */
+    return gpures__fail(op, GPURES_E_NULL_POINTER, "display", "display is null");
   egl_api *api = NULL;
   if ((status = egl_api_new(op, &d, &api)) != GPURES_OK) return status;
   gpures_device_info device;
