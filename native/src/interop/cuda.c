@@ -448,13 +448,8 @@ static int importer_state(gpures__op op, const gpures_cuda_importer_desc *d,
 int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc,
                                 gpures_importer **out_importer) {
   gpures__op op = {"create CUDA importer", 0};
-  if (!out_importer)
-    return gpures__fail(op, GPURES_E_NULL_POINTER, "outImporter", "outImporter is null");
-  *out_importer = NULL;
-  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
   gpures_cuda_importer_desc d;
-  memset(&d, 0, sizeof d);
-  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  int status = gpures__importer_desc(op, desc, sizeof d, &d, out_importer);
   if (status != GPURES_OK) return status;
   if (d.flags)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; no flag is defined",

@@ -691,12 +691,8 @@ static int egl_api_new(gpures__op op, const gpures_egl_importer_desc *desc, egl_
 int gpures_egl_importer_create(const gpures_egl_importer_desc *desc,
                                gpures_importer **out_importer) {
   gpures__op op = {"create an EGL importer", 0};
-  if (!out_importer)
-    return gpures__fail(op, GPURES_E_NULL_POINTER, "outImporter", "out_importer is null");
-  *out_importer = NULL;
-  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
   gpures_egl_importer_desc d;
-  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  int status = gpures__importer_desc(op, desc, sizeof d, &d, out_importer);
   if (status != GPURES_OK) return status;
   if (d.flags != 0)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; none are defined",

@@ -323,6 +323,14 @@ int gpures__importer_import(gpures_importer *imp, const gpures__import_ops *ops,
   return status;
 }
 
+int gpures__importer_desc(gpures__op op, const void *desc, uint32_t own_size, void *own,
+                          gpures_importer **out) {
+  if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "outImporter", "outImporter is null");
+  *out = NULL;
+  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
+  return gpures__copy_versioned(op, "structSize", desc, own_size, own);
+}
+
 void *gpures__importer_api(gpures_importer *imp, const gpures__import_ops *ops) {
   return imp && imp->ops == ops ? imp->api : NULL;
 }

@@ -57,6 +57,14 @@ int gpures__importer_new(gpures__op op, const gpures__import_ops *ops, void *api
 int gpures__importer_import(gpures_importer *importer, const gpures__import_ops *ops,
                             const char *verb, gpures_handle frame, void *payload,
                             uint32_t *out_cached);
+/*
+** The prologue of every *_importer_create: *out NULL (refused when out is
+** NULL), desc not NULL, copied into `own` (own_size bytes) as an older or
+** newer struct is read.
+*/
+int gpures__importer_desc(gpures__op op, const void *desc, uint32_t own_size, void *own,
+                          gpures_importer **out);
+
 /* The API state of an importer made with `ops`, else NULL. */
 void *gpures__importer_api(gpures_importer *importer, const gpures__import_ops *ops);
 

@@ -917,12 +917,8 @@ static int check_desc(gpures__op op, const gpures_vk_importer_desc *d) {
 
 int gpures_vk_importer_create(const gpures_vk_importer_desc *desc, gpures_importer **out_importer) {
   gpures__op op = {"create a Vulkan importer", 0};
-  if (!out_importer)
-    return gpures__fail(op, GPURES_E_NULL_POINTER, "outImporter", "outImporter is null");
-  *out_importer = NULL;
-  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
   gpures_vk_importer_desc d;
-  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  int status = gpures__importer_desc(op, desc, sizeof d, &d, out_importer);
   if (status == GPURES_OK) status = check_desc(op, &d);
   if (status != GPURES_OK) return status;
   vk_api *vk = gpures__alloc(sizeof *vk);
