@@ -39,9 +39,8 @@ import {
   CAP_DMA_BUF_IMPORT,
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
-  HELPER,
-  type Helper,
-  SYMBOLS,
+  cString,
+  probe,
 } from "./_support/vulkan_helper.ts";
 
 // ------------------------------------------------------------------- helper
@@ -49,36 +48,7 @@ import {
 const INSTALL = "install Mesa 25's lavapipe (mesa-vulkan-drivers from bookworm-backports) and " +
   "libvulkan-dev, then build: cmake -S . -B build && cmake --build build";
 
-function cString(ptr: Deno.PointerValue): string {
-  return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);
-}
-
-function probe(): { helper?: Helper; caps: number; reason?: string; device?: string } {
-  let helper: Helper;
-  try {
-    helper = Deno.dlopen(HELPER, SYMBOLS).symbols;
-  } catch (e) {
-    return {
-      caps: 0,
-      reason: `${HELPER.pathname} cannot be loaded (${
-        (e as Error).message.split("\n")[0]
-      }); ${INSTALL}`,
-    };
-  }
-  const ctx = helper.gvk_open();
-  if (ctx === null) {
-    return { caps: 0, reason: `Vulkan has no usable device: ${cString(helper.gvk_last_error())}` };
-  }
-  const probed = {
-    helper,
-    caps: helper.gvk_caps(ctx),
-    device: cString(helper.gvk_device_name(ctx)),
-  };
-  helper.gvk_close(ctx);
-  return probed;
-}
-
-const probed = probe();
+const probed = probe(INSTALL);
 const vk = probed.helper!;
 
 function missing(caps: number): string | undefined {

@@ -26,9 +26,8 @@ import {
   CAP_DMA_BUF_IMPORT,
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
-  HELPER,
-  type Helper,
-  SYMBOLS,
+  cString,
+  probe,
 } from "./_support/vulkan_helper.ts";
 
 // ------------------------------------------------------------------- helper
@@ -41,46 +40,9 @@ const WIDTH = 64;
 const HEIGHT = 64;
 const RGBA_BYTES = WIDTH * HEIGHT * 4;
 
-interface Probe {
-  helper?: Helper;
-  caps: number;
-  /** Why the helper or Vulkan is unusable; undefined when usable. */
-  reason?: string;
-  device?: string;
-}
-
-function cString(ptr: Deno.PointerValue): string {
-  return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);
-}
-
-function probe(): Probe {
-  let helper: Helper;
-  try {
-    helper = Deno.dlopen(HELPER, SYMBOLS).symbols;
-  } catch (e) {
-    return {
-      caps: 0,
-      reason: `${HELPER.pathname} cannot be loaded (${(e as Error).message.split("\n")[0]}); ` +
-        "install libvulkan-dev and build it: cmake -S . -B build && cmake --build build",
-    };
-  }
-  const ctx = helper.gvk_open();
-  if (ctx === null) {
-    return {
-      caps: 0,
-      reason: `Vulkan has no usable device: ${cString(helper.gvk_last_error())}`,
-    };
-  }
-  const probed = {
-    helper,
-    caps: helper.gvk_caps(ctx),
-    device: cString(helper.gvk_device_name(ctx)),
-  };
-  helper.gvk_close(ctx);
-  return probed;
-}
-
-const probed = probe();
+const probed = probe(
+  "install libvulkan-dev and build it: cmake -S . -B build && cmake --build build",
+);
 const vk = probed.helper!;
 
 /** Why a test needing `caps` cannot run here, or undefined when it can. */

@@ -56,3 +56,39 @@ export type Helper = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 export const CAP_EXTERNAL_MEMORY_FD = 1;
 export const CAP_DMA_BUF_IMPORT = 2;
 export const CAP_OPAQUE_FD_IMAGE = 4;
+
+/** Reads a C string the helper returned. */
+export function cString(ptr: Deno.PointerValue): string {
+  return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);
+}
+
+/** What the helper found: its symbols and device's caps, or why it cannot run. */
+export interface Probe {
+  helper?: Helper;
+  caps: number;
+  /** Why the helper or Vulkan is unusable; undefined when usable. */
+  reason?: string;
+  device?: string;
+}
+
+/** Loads the helper and asks its first device what it can do; `install` says how to get it. */
+export function probe(install: string): Probe {
+  let helper: Helper;
+  try {
+    helper = Deno.dlopen(HELPER, SYMBOLS).symbols;
+  } catch (e) {
+    const why = (e as Error).message.split("\n")[0];
+    return { caps: 0, reason: `${HELPER.pathname} cannot be loaded (${why}); ${install}` };
+  }
+  const ctx = helper.gvk_open();
+  if (ctx === null) {
+    return { caps: 0, reason: `Vulkan has no usable device: ${cString(helper.gvk_last_error())}` };
+  }
+  const probed = {
+    helper,
+    caps: helper.gvk_caps(ctx),
+    device: cString(helper.gvk_device_name(ctx)),
+  };
+  helper.gvk_close(ctx);
+  return probed;
+}
