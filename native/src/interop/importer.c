@@ -50,6 +50,7 @@ typedef struct entry {
   file_key files[4];
   gpures__frame layout;      /* the descriptor it was made for, fds and per-frame fields cleared */
   bool gone;                 /* its buffer went away: free at the next call */
+  gpures_handle seen;        /* the last handle answered with it: its fds are these files */
   unsigned char payload[GPURES__PAYLOAD_MAX];
 } entry;
 
@@ -276,29 +277,58 @@ static int import_new(gpures__op op, gpures_importer *imp, const gpures__frame *
   return GPURES_OK;
 }
 
+/* The frame's identity: its buffer id, else the files behind its fds. */
+typedef struct frame_key {
+  uint64_t buffer_id;
+  uint32_t num_files; /* 0 with a buffer id */
+  file_key files[4];
+  const int32_t *fds;
+} frame_key;
+
+static int key_of(gpures__op op, const gpures__frame *frame, frame_key *key) {
+  int status = gpures_buffer_id(frame->handle, &key->buffer_id);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  uint32_t n = fds_of(frame, &key->fds);
+  key->num_files = key->buffer_id ? 0 : n;
+  for (uint32_t i = 0; i < key->num_files; i++)
+    if ((status = file_key_of(op, key->fds[i], i, &key->files[i])) != GPURES_OK) return status;
+  return GPURES_OK;
+}
+
+/*
+** The import last answered for this very handle. A handle value is never
+** reused and its descriptor never changes, so its fds are the files that
+** entry was keyed by: no system call needed (a producer's ring of long-lived
+** handles hits here every frame).
+*/
+static entry *find_seen(gpures_importer *imp, gpures_handle handle, const gpures__frame *layout) {
+  for (entry *e = imp->head; e; e = e->next)
+    if (!e->gone && e->seen == handle && memcmp(&e->layout, layout, sizeof *layout) == 0) return e;
+  return NULL;
+}
+
 static int import_locked(gpures__op op, gpures_importer *imp, const gpures__frame *frame,
                          void *payload, uint32_t *out_cached) {
   collect_locked(imp);
-  uint64_t buffer_id = 0;
-  int status = gpures_buffer_id(frame->handle, &buffer_id);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  const int32_t *fds = NULL;
-  uint32_t n = fds_of(frame, &fds);
-  file_key files[4];
-  for (uint32_t i = 0; buffer_id == 0 && i < n; i++)
-    if ((status = file_key_of(op, fds[i], i, &files[i])) != GPURES_OK) return status;
   gpures__frame layout;
   layout_of(frame, &layout);
-  entry *e = find(imp, buffer_id, files, buffer_id ? 0 : n, fds, &layout);
+  entry *e = find_seen(imp, frame->handle, &layout);
+  frame_key key;
+  int status = GPURES_OK;
+  if (!e) {
+    if ((status = key_of(op, frame, &key)) != GPURES_OK) return status;
+    e = find(imp, key.buffer_id, key.files, key.num_files, key.fds, &layout);
+  }
   *out_cached = e != NULL;
   if (e) {
     unlink_entry(imp, e);
     push_front(imp, e);
     imp->stats.hits++;
-  } else if ((status = import_new(op, imp, frame, buffer_id, files, buffer_id ? 0 : n, &layout,
-                                  &e)) != GPURES_OK) {
+  } else if ((status = import_new(op, imp, frame, key.buffer_id, key.files, key.num_files,
+                                  &layout, &e)) != GPURES_OK) {
     return status;
   }
+  e->seen = frame->handle;
   memcpy(payload, e->payload, imp->ops->payload_size);
   return GPURES_OK;
 }
