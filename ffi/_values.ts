@@ -87,6 +87,11 @@ function integer(kind: string, path: string, v: unknown, min: number, max: numbe
   return n;
 }
 
+/** An optional whole-number option from 0 to `max` (absent: 0, the C library's default). */
+export function integerOption(kind: string, field: string, v: unknown, max: number): number {
+  return v === undefined ? 0 : integer(kind, field, v, 0, max);
+}
+
 /**
  * Writes `v` as field `f` at byte `at`, converting what can be converted (a
  * bigint for a u32, a safe integer for a u64, an enum name) and refusing the

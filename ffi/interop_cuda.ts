@@ -3,6 +3,7 @@
 // device says about itself. libcuda.so.1 is opened by the C library on first
 // use; without it every call here throws UnsupportedError naming it.
 
+import { integerOption } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
 import { GpuResource } from "./gpu_resource.ts";
@@ -60,17 +61,7 @@ const IMPORTED_WITHOUT_HANDLE = 32;
 const INT32_MAX = 0x7fffffff;
 
 function uintOption(value: unknown, field: string, max: number): number {
-  if (value === undefined) return 0;
-  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= max) {
-    return value;
-  }
-  throw new InvalidHandleError(
-    `Cannot create CUDA importer: ${field} must be an integer from 0 to ${max}, not ${
-      String(value)
-    }`,
-    "INVALID_VALUE",
-    field,
-  );
+  return integerOption("a CudaImporter", field, value, max);
 }
 
 /**
@@ -113,16 +104,9 @@ export class CudaImporter extends Importer {
 
   /** The frame in CUDA, from the cache when its buffer was imported before. */
   import(frame: VkOpaqueFd): CudaImport {
-    const view = this.#view;
-    view.setUint32(0, IMPORTED_SIZE, true);
-    check(native().gpures_cuda_import(this.pointer, frame.unsafeHandle, this.#out));
-    return {
-      ptr: view.getBigUint64(8, true),
-      size: view.getBigUint64(16, true),
-      externalMemory: view.getBigUint64(24, true),
-      handle: GpuResource.fromRaw(view.getBigUint64(32, true)) as CudaPtr2D | CudaBufferHandle,
-      cached: view.getUint32(4, true) !== 0,
-    };
+    const imported = this.#import(frame, IMPORTED_SIZE);
+    const raw = this.#view.getBigUint64(32, true);
+    return { ...imported, handle: GpuResource.fromRaw(raw) as CudaPtr2D | CudaBufferHandle };
   }
 
   /**
@@ -130,8 +114,13 @@ export class CudaImporter extends Importer {
    * path of a consumer that launches its own kernels on `ptr`.
    */
   importPointer(frame: VkOpaqueFd): CudaPointerImport {
+    return this.#import(frame, IMPORTED_WITHOUT_HANDLE);
+  }
+
+  /** One gpures_cuda_import into the out struct, `size` bytes of it (short of `handle`: none). */
+  #import(frame: VkOpaqueFd, size: number): CudaPointerImport {
     const view = this.#view;
-    view.setUint32(0, IMPORTED_WITHOUT_HANDLE, true);
+    view.setUint32(0, size, true);
     check(native().gpures_cuda_import(this.pointer, frame.unsafeHandle, this.#out));
     return {
       ptr: view.getBigUint64(8, true),

@@ -2,10 +2,10 @@
 // application's EGL context (EGL_EXT_image_dma_buf_import), cached by buffer
 // (native/src/interop/egl.c), and what an EGL display can import.
 
+import { integerOption } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import type { DmaBufHandle } from "./dma_buf.ts";
 import { type FormatCap, Importer, importerOut, pointerArg, queryCaps } from "./interop.ts";
-import { InvalidHandleError } from "./errors.ts";
 
 /** What {@link EglImporter.create} takes. */
 export interface EglImporterOptions {
@@ -34,15 +34,7 @@ const IMPORTED_SIZE = 24;
 const DESC_SIZE = 32;
 
 function capacityArg(capacity: number | undefined): number {
-  if (capacity === undefined) return 0;
-  if (!Number.isInteger(capacity) || capacity < 1 || capacity > 0xffffffff) {
-    throw new InvalidHandleError(
-      `Cannot create an EglImporter: capacity ${capacity} is not a whole number from 1 to 2^32 - 1`,
-      "INVALID_VALUE",
-      "capacity",
-    );
-  }
-  return capacity;
+  return integerOption("an EglImporter", "capacity", capacity, 0xffff_ffff);
 }
 
 /**

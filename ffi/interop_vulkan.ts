@@ -3,6 +3,7 @@
 // and/or a VkBuffer bound over it, cached by the frame's buffer: every frame
 // of a pool slot gives the same objects, made once.
 
+import { integerOption } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
 import {
@@ -74,15 +75,7 @@ function flag(
 }
 
 function u32Option(value: number | undefined, field: string): number {
-  if (value === undefined) return 0;
-  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
-    throw new InvalidHandleError(
-      `${field} must be a 32-bit unsigned integer`,
-      "INVALID_VALUE",
-      field,
-    );
-  }
-  return value;
+  return integerOption("a VulkanImporter", field, value, 0xffff_ffff);
 }
 
 function address(value: PointerArg | undefined, field: string): bigint {

@@ -40,6 +40,7 @@ import {
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
   cString,
+  lacking,
   probe,
 } from "./_support/vulkan_helper.ts";
 
@@ -51,18 +52,10 @@ const INSTALL = "install Mesa 25's lavapipe (mesa-vulkan-drivers from bookworm-b
 const probed = probe(INSTALL);
 const vk = probed.helper!;
 
+/** Why a test needing `caps` cannot run here: importers take fds, so Linux only. */
 function missing(caps: number): string | undefined {
-  if (probed.reason) return probed.reason;
   if (Deno.build.os !== "linux") return `importers take fds: Linux only, not ${Deno.build.os}`;
-  const lacks = (bit: number) => (caps & bit) && !(probed.caps & bit);
-  if (lacks(CAP_EXTERNAL_MEMORY_FD)) return `${probed.device} lacks VK_KHR_external_memory_fd`;
-  if (lacks(CAP_DMA_BUF_IMPORT)) {
-    return `${probed.device} cannot import dma-bufs (VK_EXT_external_memory_dma_buf); ${INSTALL}`;
-  }
-  if (lacks(CAP_OPAQUE_FD_IMAGE)) {
-    return `${probed.device} cannot export and import OPAQUE_FD memory for a linear RGBA8 image`;
-  }
-  return undefined;
+  return lacking(probed, caps);
 }
 
 function helperCheck(status: number, what: string): void {

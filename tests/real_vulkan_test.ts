@@ -27,6 +27,7 @@ import {
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
   cString,
+  lacking,
   probe,
 } from "./_support/vulkan_helper.ts";
 
@@ -46,24 +47,7 @@ const probed = probe(
 const vk = probed.helper!;
 
 /** Why a test needing `caps` cannot run here, or undefined when it can. */
-function missing(caps: number): string | undefined {
-  if (probed.reason) return probed.reason;
-  const device = probed.device;
-  if ((caps & CAP_EXTERNAL_MEMORY_FD) && !(probed.caps & CAP_EXTERNAL_MEMORY_FD)) {
-    return `${device} lacks VK_KHR_external_memory_fd`;
-  }
-  if ((caps & CAP_OPAQUE_FD_IMAGE) && !(probed.caps & CAP_OPAQUE_FD_IMAGE)) {
-    return `${device} cannot export and import OPAQUE_FD memory for a linear RGBA8 image`;
-  }
-  if ((caps & CAP_DMA_BUF_IMPORT) && !(probed.caps & CAP_DMA_BUF_IMPORT)) {
-    return `${device} cannot import DMA-BUF memory (VK_EXT_external_memory_dma_buf is ` +
-      "missing or import-incapable; Mesa 25 lavapipe from bookworm-backports has it)";
-  }
-  if ((caps & CAP_DMA_BUF_IMPORT) && Deno.build.os !== "linux") {
-    return `DMA-BUF import from a memfd needs Linux, not ${Deno.build.os}`;
-  }
-  return undefined;
-}
+const missing = (caps: number) => lacking(probed, caps);
 
 /** A Vulkan test: skipped, with the reason printed, where it cannot run. */
 function vkTest(name: string, caps: number, fn: (ctx: Context) => void): void {

@@ -92,3 +92,22 @@ export function probe(install: string): Probe {
   helper.gvk_close(ctx);
   return probed;
 }
+
+/** Why a test needing the helper's `caps` bits cannot run here, or undefined when it can. */
+export function lacking(probed: Probe, caps: number): string | undefined {
+  if (probed.reason) return probed.reason;
+  const lacks = (bit: number) => (caps & bit) && !(probed.caps & bit);
+  const device = probed.device;
+  if (lacks(CAP_EXTERNAL_MEMORY_FD)) return `${device} lacks VK_KHR_external_memory_fd`;
+  if (lacks(CAP_OPAQUE_FD_IMAGE)) {
+    return `${device} cannot export and import OPAQUE_FD memory for a linear RGBA8 image`;
+  }
+  if (lacks(CAP_DMA_BUF_IMPORT)) {
+    return `${device} cannot import DMA-BUF memory (VK_EXT_external_memory_dma_buf is ` +
+      "missing or import-incapable; Mesa 25 lavapipe from bookworm-backports has it)";
+  }
+  if ((caps & CAP_DMA_BUF_IMPORT) && Deno.build.os !== "linux") {
+    return `DMA-BUF import from a memfd needs Linux, not ${Deno.build.os}`;
+  }
+  return undefined;
+}

@@ -31,6 +31,7 @@ import {
   VkSemaphore,
   VkSemaphoreFd,
 } from "../../mod.ts";
+import type { VkOpaqueFdDesc } from "../../ffi/_types.ts";
 import {
   type CudaInfo,
   cudaVersionString,
@@ -38,6 +39,7 @@ import {
   openProbe,
   type Probe,
   uuidString,
+  type VkExport,
 } from "./probe.ts";
 import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../../ffi/interop_cuda.ts";
 import {
@@ -484,18 +486,12 @@ for (const k of zeroCopyCases) {
       const gate = new BigUint64Array(1);
       let imported: { ext: bigint; ptr: bigint } | undefined;
       try {
-        using h = VkOpaqueFd.create({
-          fd: ex.fd,
-          size: ex.allocationSize,
-          memoryTypeIndex: ex.memoryTypeIndex,
-          offset: 0,
-          dedicated: ex.dedicated,
+        using h = exportedFrame(ex, {
           width: k.width,
           height: k.height,
           format: k.format,
-          deviceUuid: vk!.uuid,
           slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 1n },
-        }, { takeOwnership: true });
+        });
         const d = h.describe();
         assert.equal(d.kind, "VkOpaqueFd");
         assert.equal(d.fd, ex.fd, "takeOwnership adopts the exported fd itself");
@@ -743,21 +739,44 @@ interface SharedFrame {
   close(): void;
 }
 
+/** The handle of an export's memory (it takes the fd): a 4K RGBA frame unless `layout` says else. */
+function exportedFrame(ex: VkExport, layout: Partial<VkOpaqueFdDesc> = {}): VkOpaqueFd {
+  return VkOpaqueFd.create({
+    fd: ex.fd,
+    size: ex.allocationSize,
+    memoryTypeIndex: ex.memoryTypeIndex,
+    offset: 0,
+    dedicated: ex.dedicated,
+    width: 3840,
+    height: 2160,
+    format: "RgbaU8",
+    deviceUuid: vk!.uuid,
+    ...layout,
+  }, { takeOwnership: true });
+}
+
+/** Another handle over `frame`'s memory (a dup of its fd), with `layout` changed. */
+function sameMemory(frame: VkOpaqueFd, layout: Partial<VkOpaqueFdDesc> = {}): VkOpaqueFd {
+  const d = frame.describe();
+  return VkOpaqueFd.create({
+    fd: d.fd,
+    size: d.size,
+    memoryTypeIndex: d.memoryTypeIndex,
+    offset: d.offset,
+    dedicated: d.dedicated,
+    width: d.width,
+    height: d.height,
+    format: d.format,
+    deviceUuid: d.deviceUuid,
+    ...layout,
+  });
+}
+
 function openFrame(bytes: number): SharedFrame {
   const ex = probe.vkExport(bytes, "device", true);
   let handle: VkOpaqueFd | undefined;
   try {
-    handle = VkOpaqueFd.create({
-      fd: ex.fd,
-      size: ex.allocationSize,
-      memoryTypeIndex: ex.memoryTypeIndex,
-      offset: 0,
-      dedicated: ex.dedicated,
-      width: 3840,
-      height: 2160,
-      format: "RgbaU8",
-      deviceUuid: vk!.uuid,
-    }, { takeOwnership: true });
+    handle = exportedFrame(ex);
     const d = handle.describe();
     const imported = probe.cuImportFd(handle.dupFd(), d.size, d.dedicated, d.offset, bytes);
     const h = handle;
@@ -1219,17 +1238,7 @@ function exportRing(seeds: number[]): Ring {
     for (const seed of seeds) {
       const ex = probe.vkExport(FRAME_4K, "device", true);
       slots.push(ex.slot);
-      frames.push(VkOpaqueFd.create({
-        fd: ex.fd,
-        size: ex.allocationSize,
-        memoryTypeIndex: ex.memoryTypeIndex,
-        offset: 0,
-        dedicated: ex.dedicated,
-        width: 3840,
-        height: 2160,
-        format: "RgbaU8",
-        deviceUuid: vk!.uuid,
-      }, { takeOwnership: true }));
+      frames.push(exportedFrame(ex));
       // Vulkan writes the slot's pattern on its queue (and waits for it).
       probe.vkWrite(ex.slot, FRAME_4K, seed, true);
     }
@@ -1293,17 +1302,10 @@ Deno.test({
 
           // The same memory as a frame with padded rows: another layout, so another import,
           // whose CudaPtr2D carries the exporter's pitch and the planes at it.
-          const d0 = frame.describe();
-          const padded = VkOpaqueFd.create({
-            fd: d0.fd,
-            size: d0.size,
-            memoryTypeIndex: d0.memoryTypeIndex,
-            offset: d0.offset,
-            dedicated: d0.dedicated,
+          const padded = sameMemory(frame, {
             width: 3840,
             height: 2000,
             format: "NV12",
-            deviceUuid: d0.deviceUuid,
             rowPitch: 4096,
           });
           const pi = importer.import(padded);
@@ -1387,18 +1389,8 @@ Deno.test({
 
         const wrong = vk!.uuid.slice();
         wrong[5] ^= 0x80;
-        const d = ring.frames[0].describe();
-        using other = VkOpaqueFd.create({ // a dup of the same export, claiming another GPU
-          fd: d.fd,
-          size: d.size,
-          memoryTypeIndex: d.memoryTypeIndex,
-          offset: 0,
-          dedicated: d.dedicated,
-          width: 3840,
-          height: 2160,
-          format: "RgbaU8",
-          deviceUuid: wrong,
-        });
+        // A dup of the same export, claiming another GPU.
+        using other = sameMemory(ring.frames[0], { deviceUuid: wrong });
         assert.equal(compareDevices(deviceOf(other), dev.id), "different");
         const s0 = importer.stats;
         assert.throws(
@@ -1491,18 +1483,7 @@ Deno.test({
         // them): the cache knows the file by fstat and kcmp, not by the handle.
         const freshHandleUs: number[] = [];
         for (let i = 0; i < 200; i++) {
-          const d = ring.frames[i % 3].describe();
-          const f = VkOpaqueFd.create({
-            fd: d.fd,
-            size: d.size,
-            memoryTypeIndex: d.memoryTypeIndex,
-            offset: d.offset,
-            dedicated: d.dedicated,
-            width: d.width,
-            height: d.height,
-            format: d.format,
-            deviceUuid: d.deviceUuid,
-          });
+          const f = sameMemory(ring.frames[i % 3]);
           const t0 = performance.now();
           const imp = importer.importPointer(f);
           freshHandleUs.push((performance.now() - t0) * 1e3);

@@ -9,14 +9,33 @@
 
 #include "interop.h"
 
-int gpures__caps_put(gpures_format_cap *out, uint32_t capacity, uint32_t *count,
-                     const gpures_format_cap *cap) {
-  if (out && *count < capacity) out[*count] = *cap;
-  (*count)++;
+int gpures__caps_args(gpures__op op, const gpures_format_cap *out, uint32_t capacity,
+                      const uint32_t *out_count) {
+  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "outCount is null");
+  if (!out && capacity)
+    return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null with capacity %u", capacity);
   return GPURES_OK;
 }
 
-static int caps_end(gpures__op op, uint32_t capacity, uint32_t count, uint32_t *out_count) {
+void gpures__caps_put(gpures_format_cap *out, uint32_t capacity, uint32_t *count,
+                      const gpures_format_cap *cap) {
+  if (out && *count < capacity) out[*count] = *cap;
+  (*count)++;
+}
+
+void gpures__caps_every_format(const gpures_format_cap *like, gpures_format_cap *out,
+                               uint32_t capacity, uint32_t *count) {
+  uint32_t n = 0;
+  const gpures_pixel_format_info *formats = gpures_pixel_format_table(&n);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!formats[i].drm_fourcc) continue;
+    gpures_format_cap cap = *like;
+    cap.format = formats[i].id;
+    gpures__caps_put(out, capacity, count, &cap);
+  }
+}
+
+int gpures__caps_end(gpures__op op, uint32_t capacity, uint32_t count, uint32_t *out_count) {
   *out_count = count;
   if (count <= capacity) return GPURES_OK;
   return gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
@@ -25,17 +44,13 @@ static int caps_end(gpures__op op, uint32_t capacity, uint32_t count, uint32_t *
 
 int gpures_caps_pool(gpures_format_cap *out, uint32_t capacity, uint32_t *out_count) {
   gpures__op op = {"list the capabilities of", 0};
-  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "outCount is null");
-  if (!out && capacity) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
-  uint32_t n = 0, count = 0;
-  const gpures_pixel_format_info *formats = gpures_pixel_format_table(&n);
-  for (uint32_t i = 0; i < n; i++) {
-    if (!formats[i].drm_fourcc) continue;
-    gpures_format_cap cap = {formats[i].id, GPURES_MEMORY_DMA_BUF | GPURES_MEMORY_HOST,
-                             GPURES_MODIFIER_LINEAR, 0, 0, 1, 0};
-    gpures__caps_put(out, capacity, &count, &cap);
-  }
-  return caps_end(op, capacity, count, out_count);
+  int status = gpures__caps_args(op, out, capacity, out_count);
+  if (status != GPURES_OK) return status;
+  const gpures_format_cap like = {0, GPURES_MEMORY_DMA_BUF | GPURES_MEMORY_HOST,
+                                  GPURES_MODIFIER_LINEAR, 0, 0, 1, 0};
+  uint32_t count = 0;
+  gpures__caps_every_format(&like, out, capacity, &count);
+  return gpures__caps_end(op, capacity, count, out_count);
 }
 
 /* ---------------------------------------------------------- negotiation */

@@ -209,9 +209,8 @@ static uint32_t cu_attribute(cu_device dev, int attribute) {
 int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
                      uint32_t *out_count) {
   gpures__op op = {"list CUDA formats", 0};
-  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "outCount is null");
-  if (!out && capacity) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
-  int status = cu_ready(op);
+  int status = gpures__caps_args(op, out, capacity, out_count);
+  if (status == GPURES_OK) status = cu_ready(op);
   cu_device dev = 0;
   if (status == GPURES_OK) status = cu_device_of(op, "ordinal", ordinal, &dev);
   if (status != GPURES_OK) return status;
@@ -221,18 +220,9 @@ int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
   cap.max_width = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_WIDTH);
   cap.max_height = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_HEIGHT);
   cap.row_align = 1; /* imports assume rows packed at the format's row bytes */
-  uint32_t formats = 0, count = 0;
-  const gpures_pixel_format_info *table = gpures_pixel_format_table(&formats);
-  for (uint32_t i = 0; i < formats && status == GPURES_OK; i++) {
-    if (!table[i].drm_fourcc) continue;
-    cap.format = table[i].id;
-    status = gpures__caps_put(out, capacity, &count, &cap);
-  }
-  *out_count = count;
-  if (status == GPURES_OK && count > capacity)
-    status = gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
-                          "CUDA takes %u formats; capacity is %u", count, capacity);
-  return status;
+  uint32_t count = 0;
+  gpures__caps_every_format(&cap, out, capacity, &count);
+  return gpures__caps_end(op, capacity, count, out_count);
 }
 
 /* ------------------------------------------------------------ importer */

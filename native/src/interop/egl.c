@@ -315,12 +315,10 @@ static uint32_t max_texture_size(const egl_fns *f, void *display, void *get_proc
 int gpures_caps_egl(void *display, gpures_format_cap *out, uint32_t capacity,
                     uint32_t *out_count) {
   gpures__op op = {"list the formats of an EGL display", 0};
-  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "out_count is null");
-  if (!out && capacity)
-    return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null but capacity is %u",
-                        capacity);
+  int status = gpures__caps_args(op, out, capacity, out_count);
+  if (status != GPURES_OK) return status;
   egl_fns f;
-  int status = egl_load(op, NULL, &f);
+  status = egl_load(op, NULL, &f);
   const char *exts = status == GPURES_OK ? display_extensions(op, &f, display, &status) : NULL;
   if (!exts) return status;
   if (!has_word(exts, "EGL_EXT_image_dma_buf_import_modifiers") || !f.query_formats ||
@@ -337,15 +335,10 @@ int gpures_caps_egl(void *display, gpures_format_cap *out, uint32_t capacity,
     if (!format) continue; /* a fourcc gpures has no PixelFormat for */
     gpures_format_cap cap = {format->id, GPURES_MEMORY_DMA_BUF, rows.rows[i].modifier, extent,
                              extent, 0, rows.rows[i].external_only ? GPURES_CAP_EXTERNAL_ONLY : 0};
-    status = gpures__caps_put(out, capacity, &count, &cap);
-    if (status != GPURES_OK) break;
+    gpures__caps_put(out, capacity, &count, &cap);
   }
   gpures__free(rows.rows);
-  *out_count = count;
-  if (status == GPURES_OK && count > capacity)
-    status = gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
-                          "the display imports %u formats, out has room for %u", count, capacity);
-  return status;
+  return gpures__caps_end(op, capacity, count, out_count);
 }
 
 /* ----------------------------------------------------------- the importer */

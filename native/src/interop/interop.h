@@ -71,8 +71,18 @@ void *gpures__importer_api(gpures_importer *importer, const gpures__import_ops *
 /* Copies a filled struct to a caller's out struct: min(out->struct_size, filled_size) bytes. */
 int gpures__copy_out(gpures__op op, void *out, const void *filled, uint32_t filled_size);
 
-/* PixelFormat id <-> DRM fourcc, and capability lists (caps.c). */
-int gpures__caps_put(gpures_format_cap *out, uint32_t capacity, uint32_t *count,
-                     const gpures_format_cap *cap);
+/*
+** Capability lists (caps.c), the shape every gpures_caps_* query shares:
+** check the arguments, put rows (counting those past capacity), end with the
+** count and BUFFER_TOO_SMALL when they did not all fit.
+*/
+int gpures__caps_args(gpures__op op, const gpures_format_cap *out, uint32_t capacity,
+                      const uint32_t *out_count);
+void gpures__caps_put(gpures_format_cap *out, uint32_t capacity, uint32_t *count,
+                      const gpures_format_cap *cap);
+/* `like` once for every PixelFormat with a DRM fourcc (its format set to each). */
+void gpures__caps_every_format(const gpures_format_cap *like, gpures_format_cap *out,
+                               uint32_t capacity, uint32_t *count);
+int gpures__caps_end(gpures__op op, uint32_t capacity, uint32_t count, uint32_t *out_count);
 
 #endif

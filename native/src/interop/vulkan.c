@@ -476,8 +476,8 @@ static void open_probe_device(caps_probe *p) {
 }
 
 /* The rows of one format: each modifier the device lists, else LINEAR. */
-static int format_rows(gpures__op op, caps_probe *p, uint32_t format, gpures_format_cap *out,
-                       uint32_t capacity, uint32_t *count) {
+static void format_rows(caps_probe *p, uint32_t format, gpures_format_cap *out,
+                        uint32_t capacity, uint32_t *count) {
   int32_t vk_format = vk_format_of(format);
   vk_modifier_properties mods[64];
   vk_modifier_list list = {ST_DRM_FORMAT_MODIFIER_PROPERTIES_LIST, NULL, 0, NULL};
@@ -507,21 +507,16 @@ static int format_rows(gpures__op op, caps_probe *p, uint32_t format, gpures_for
     if (!memory) continue;
     gpures_format_cap cap = {format, memory, modifier, limits.max_extent.width,
                              limits.max_extent.height, linear_row_align(p, format, vk_format), 0};
-    int status = gpures__caps_put(out, capacity, count, &cap);
-    if (status != GPURES_OK && status != GPURES_E_BUFFER_TOO_SMALL) return status;
+    gpures__caps_put(out, capacity, count, &cap);
   }
-  (void)op;
-  return GPURES_OK;
 }
 
 int gpures_caps_vulkan(void *instance, void *physical_device, void *get_instance_proc_addr,
                        gpures_format_cap *out, uint32_t capacity, uint32_t *out_count) {
   gpures__op op = {"list Vulkan capabilities", 0};
   int status = check_pointers(op, instance, physical_device);
+  if (status == GPURES_OK) status = gpures__caps_args(op, out, capacity, out_count);
   if (status != GPURES_OK) return status;
-  if (!out_count) return gpures__fail(op, GPURES_E_NULL_POINTER, "outCount", "outCount is null");
-  if (!out && capacity)
-    return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null with capacity %u", capacity);
   vk_instance_fns fn;
   if ((status = load_instance(op, instance, get_instance_proc_addr, &fn)) != GPURES_OK)
     return status;
@@ -529,18 +524,12 @@ int gpures_caps_vulkan(void *instance, void *physical_device, void *get_instance
   if ((status = probe_extensions(op, &p)) != GPURES_OK) return status;
   open_probe_device(&p);
   uint32_t count = 0;
-  for (uint32_t format = 1; format <= GPURES_PF_MAX && status == GPURES_OK; format++) {
+  for (uint32_t format = 1; format <= GPURES_PF_MAX; format++) {
     const gpures_pixel_format_info *pf = gpures_pixel_format_info_of(format);
-    if (pf->drm_fourcc && vk_format_of(format))
-      status = format_rows(op, &p, format, out, capacity, &count);
+    if (pf->drm_fourcc && vk_format_of(format)) format_rows(&p, format, out, capacity, &count);
   }
   if (p.device) p.dev.destroy_device(p.device, NULL);
-  if (status != GPURES_OK) return status;
-  *out_count = count;
-  if (count > capacity)
-    return gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
-                        "the device has %u rows; capacity is %u", count, capacity);
-  return GPURES_OK;
+  return gpures__caps_end(op, capacity, count, out_count);
 }
 
 /* --------------------------------------------------------------- importer */
