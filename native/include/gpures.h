@@ -1243,6 +1243,9 @@ GPURES_API int gpures_buffer_id(gpures_handle handle, uint64_t *out_id);
 ** _RECEIVE). The sending side's messages back (releases) are read by the
 ** library's one service thread, which sleeps in poll() on every sending
 ** session. The session owns the channel fd from a successful open on.
+** A fork()ed child has no service thread and watches none of the parent's
+** sessions (they stay the parent's: the child must not use them); its first
+** sending session starts a thread of its own.
 **
 ** The receiver trusts nothing: a release for a frame it never sent, a frame
 ** of a buffer it never announced, a second announcement, fds that cannot

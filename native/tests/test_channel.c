@@ -27,6 +27,7 @@
 
 #include "check.h"
 #include "fd_util.h"
+#include "fork_util.h"
 
 
 /* The wire header channel_posix.c sends (kept in step with it by the round trips). */
@@ -355,7 +356,7 @@ static void listen_replaces_a_stale_socket_but_no_other_file(void) {
 static void a_handle_crosses_to_another_process(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  pid_t child = fork();
+  pid_t child = fork_quietly();
   if (child == 0) { /* the producer: makes a frame and sends it */
     close(pair[1]);
     int fd = patterned_memfd(4096, 77);
@@ -762,7 +763,7 @@ static void received_memfds_are_sealed_so_the_peer_cannot_shrink_them(void) {
   int pair[2], go[2], told[2];
   CHECK_OK(gpures_channel_pair(pair));
   CHECK(pipe(go) == 0 && pipe(told) == 0);
-  pid_t peer = fork();
+  pid_t peer = fork_quietly();
   if (peer == 0) { /* sends a frame, keeps its fd, and tries to shrink it when told */
     int fd = patterned_memfd(4096, 31);
     gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
@@ -979,7 +980,7 @@ static void closing_a_listener_removes_only_its_own_socket_file(void) {
 
   /* A child that inherited the listener and closes its copy removes nothing. */
   CHECK_OK(gpures_channel_listen(path, &a));
-  pid_t child = fork();
+  pid_t child = fork_quietly();
   if (child == 0) _exit(gpures_channel_close(a) == GPURES_OK ? 0 : 1);
   CHECK_EQ(child_status(child), 0);
   CHECK(access(path, F_OK) == 0);
@@ -1021,7 +1022,7 @@ static void os_failures_name_the_errno_and_the_path(void) {
   snprintf(dir, sizeof dir, "/tmp/gpures-test-ro-%d", (int)getpid());
   CHECK(mkdir(dir, 0500) == 0);
   snprintf(path, sizeof path, "%s/x.sock", dir);
-  pid_t child = fork();
+  pid_t child = fork_quietly();
   if (child == 0) {
     if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(2);
     snprintf(prefix, sizeof prefix, "Cannot listen on \"%s\": EACCES (", path);
@@ -1089,7 +1090,7 @@ static void an_empty_datagram_is_refused_and_not_taken_for_the_end(void) {
 
 static void a_peer_that_dies_half_way_ends_the_channel(void) {
   int pair[2], base = open_pair(pair);
-  pid_t peer = fork();
+  pid_t peer = fork_quietly();
   if (peer == 0) { /* the header of a message, then gone */
     int fd = frame_memfd(4096);
     message m = dma_buf_message(gpures_fixture_dma_buf_handle_rgba(fd));
@@ -1106,7 +1107,7 @@ static void a_peer_that_dies_half_way_ends_the_channel(void) {
 
   /* Killed while this side waits in receive: the end, no hang. */
   CHECK_OK(gpures_channel_pair(pair));
-  peer = fork();
+  peer = fork_quietly();
   if (peer == 0) {
     pause();
     _exit(0);
@@ -1126,7 +1127,7 @@ static void a_flood_from_a_peer_leaves_nothing_behind(void) {
   uint64_t live = gpures_live_handles(0);
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  pid_t peer = fork();
+  pid_t peer = fork_quietly();
   if (peer == 0) { /* junk and frames, alternately, as fast as the socket takes them */
     blocking(pair[0]);
     int fd = frame_memfd(4096), fds[3] = {fd, fd, fd};

@@ -25,6 +25,7 @@
 
 #include "check.h"
 #include "fd_util.h"
+#include "fork_util.h"
 
 /* The test hooks of handle_table.c and alloc.c: exported, but not part of gpures.h. */
 void gpures__test_set_next_generation(uint32_t generation);
@@ -50,9 +51,7 @@ static void *before_guard(size_t size) {
 /* Runs `body` in a child process; its failed CHECKs, or a signal, fail the test here. */
 #define IN_CHILD(body) in_child(body, #body)
 static void in_child(void (*body)(void), const char *name) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
+  pid_t pid = fork_quietly();
   if (pid == 0) {
     int before = atomic_load(&check_failures);
     body();
