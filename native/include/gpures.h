@@ -19,6 +19,12 @@
 ** Threads: every function may be called from any thread. Reference counts are
 ** atomic. gpures_last_error() is per thread.
 **
+** fork(): the child may go on using the library, whatever other threads were
+** doing at the fork. Its global locks are held across fork(), and the
+** library's background threads (the session service, the sync waiter) start
+** afresh in the child when it first needs them. Handles and metadata carry
+** over. Sessions and importers made before the fork stay the parent's.
+**
 ** Descriptors begin with struct_size and flags. Set struct_size to
 ** sizeof(the struct) as compiled, both in what you pass in and in what you
 ** ask gpures_<kind>_describe() to fill. The library accepts older (shorter)
@@ -1243,9 +1249,8 @@ GPURES_API int gpures_buffer_id(gpures_handle handle, uint64_t *out_id);
 ** _RECEIVE). The sending side's messages back (releases) are read by the
 ** library's one service thread, which sleeps in poll() on every sending
 ** session. The session owns the channel fd from a successful open on.
-** A fork()ed child has no service thread and watches none of the parent's
-** sessions (they stay the parent's: the child must not use them); its first
-** sending session starts a thread of its own.
+** A fork()ed child watches none of the parent's sessions (it must not use
+** them); its first sending session starts a service thread of its own.
 **
 ** The receiver trusts nothing: a release for a frame it never sent, a frame
 ** of a buffer it never announced, a second announcement, fds that cannot

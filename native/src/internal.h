@@ -84,6 +84,21 @@ typedef struct gpures__lock {
 } gpures__lock;
 void gpures__lock_acquire(gpures__lock *l);
 void gpures__lock_release(gpures__lock *l);
+/*
+** Holds `count` global locks, `stride` bytes apart, across fork() (os/posix.c),
+** so that a child never inherits one held by a thread it does not have. Spans
+** are taken in the order they were given: give a lock that is taken first
+** (events' table) before those taken under it. On Windows there is no fork().
+*/
+#if defined(_WIN32)
+#define GPURES__LOCKS_ACROSS_FORK(name, first, count, stride)
+#else
+void gpures__locks_across_fork(gpures__lock *first, size_t count, size_t stride);
+#define GPURES__LOCKS_ACROSS_FORK(name, first, count, stride) \
+  __attribute__((constructor)) static void name(void) {       \
+    gpures__locks_across_fork(first, count, stride);           \
+  }
+#endif
 
 /* A close-on-exec duplicate of fd, or -1 with errno set. */
 int gpures__fd_dup(int fd);

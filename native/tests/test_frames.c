@@ -1331,6 +1331,81 @@ static void a_forked_child_streams_through_a_service_thread_of_its_own(void) {
   stream_to_itself(); /* and this process still gets its own wake-ups */
 }
 
+/* ------------------------------------------------ fork() amid other threads' calls */
+
+enum { AMID_FRAMES = 64 }; /* consecutive slots: every metadata lock */
+
+typedef struct amid {
+  gpures_handle frames[AMID_FRAMES];
+  atomic_bool stop;
+} amid;
+
+/*
+** Sets frame metadata (user data: 8 copies of the sequence's low byte) until told. Nothing here
+** allocates: gcc 12's ASan allocator is not fork-safe (fork_util.h), and this test forks amid it.
+*/
+static void *set_until_stopped(void *arg) {
+  amid *a = arg;
+  gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_USER_DATA);
+  for (uint32_t n = 0; !atomic_load(&a->stop); n++) {
+    m.sequence = n;
+    memset(m.user_data, (uint8_t)n, 8);
+    (void)gpures_meta_set(a->frames[n % AMID_FRAMES], &m);
+  }
+  return NULL;
+}
+
+/* In the child: every frame's metadata whole (as one set wrote it), a mapping, an event queue. */
+static bool child_uses_what_the_threads_held(amid *a) {
+  bool whole = true;
+  for (uint32_t i = 0; i < AMID_FRAMES; i++) {
+    gpures_frame_meta m = meta_init(0);
+    whole &= gpures_meta_get(a->frames[i], &m) == GPURES_OK;
+    for (int k = 0; k < 8; k++) whole &= !m.flags || m.user_data[k] == (uint8_t)m.sequence;
+  }
+  void *p = NULL;
+  uint64_t size = 0;
+  whole &= gpures_map(a->frames[0], 0, GPURES_MAP_READ | GPURES_MAP_ALLOW_UNSEALED, &p, &size) ==
+           GPURES_OK && gpures_unmap(p) == GPURES_OK;
+  uint32_t q = 0;
+  whole &= gpures_event_queue_open(&q) == GPURES_OK && gpures_event_queue_close(q) == GPURES_OK;
+  return whole;
+}
+
+/* Threads keep the metadata locks busy; a child forked amid them (without waiting) takes every
+   global lock of the library, and finds what each guards whole, a hundred times over. */
+static void a_child_forked_amid_other_threads_calls_finds_every_lock_free(void) {
+  static amid a;
+  for (uint32_t i = 0; i < AMID_FRAMES; i++) a.frames[i] = rgba_frame();
+  atomic_store(&a.stop, false);
+  pthread_t threads[2];
+  for (int t = 0; t < 2; t++) pthread_create(&threads[t], NULL, set_until_stopped, &a);
+  uint32_t hung = 0, broken = 0;
+  for (int round = 0; round < 100; round++) {
+    int result[2];
+    CHECK(pipe(result) == 0);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+      char verdict = child_uses_what_the_threads_held(&a) ? 'k' : 'x';
+      _exit(write(result[1], &verdict, 1) == 1 ? 0 : 1);
+    }
+    close(result[1]);
+    struct pollfd pfd = {result[0], POLLIN, 0};
+    char verdict = 0;
+    if (poll(&pfd, 1, 5000) != 1 || read(result[0], &verdict, 1) != 1) hung++, kill(child, SIGKILL);
+    else broken += verdict != 'k';
+    close(result[0]);
+    waitpid(child, NULL, 0);
+    sleep_ms(2);
+  }
+  atomic_store(&a.stop, true);
+  for (int t = 0; t < 2; t++) pthread_join(threads[t], NULL);
+  CHECK_EQ(hung, 0);
+  CHECK_EQ(broken, 0);
+  for (uint32_t i = 0; i < AMID_FRAMES; i++) CHECK_OK(gpures_release(a.frames[i]));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_metadata_group_round_trips);
@@ -1360,5 +1435,6 @@ int main(void) {
   RUN(sessions_refuse_bad_arguments);
   RUN(a_closed_receiver_whose_keep_is_lost_still_never_sees_its_frame_overwritten);
   RUN(a_forked_child_streams_through_a_service_thread_of_its_own);
+  RUN(a_child_forked_amid_other_threads_calls_finds_every_lock_free);
   return check_finish("test_frames");
 }

@@ -34,6 +34,7 @@ typedef struct listener_record {
 
 static gpures__lock records_lock;
 static listener_record *records;
+GPURES__LOCKS_ACROSS_FORK(records_lock_across_fork, &records_lock, 1, sizeof records_lock)
 
 /* Unlinks and frees the record of fd (NULL when there is none). */
 static listener_record *take(int fd) {

@@ -33,6 +33,13 @@ static queue queues[MAX_QUEUES];
 static gpures__lock table_lock;
 static uint16_t generations[MAX_QUEUES];
 static _Atomic uint32_t retired; /* indexes whose last generation was closed */
+#if !defined(_WIN32)
+/* The table's lock before the queues': a queue's lock is taken under it (gpures_event_queue_open). */
+__attribute__((constructor)) static void locks_across_fork(void) {
+  gpures__locks_across_fork(&table_lock, 1, sizeof table_lock);
+  gpures__locks_across_fork(&queues[0].lock, MAX_QUEUES, sizeof queues[0]);
+}
+#endif
 
 /* Ids carry a generation so a reopened index never receives an old queue's events. */
 static queue *queue_of(uint32_t id) {

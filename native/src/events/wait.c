@@ -94,6 +94,18 @@ static void unlock_all(void) {
 #endif
 }
 
+#if !defined(_WIN32)
+/* fork(): the lock is held across it, and the child has none of the parent's waiting threads. */
+static void after_fork_child(void) {
+  atomic_store(&waiters, 0);
+  pthread_mutex_init(&lock, NULL);
+  pthread_cond_init(&posted, NULL);
+}
+__attribute__((constructor)) static void watch_forks(void) {
+  (void)pthread_atfork(lock_all, unlock_all, after_fork_child);
+}
+#endif
+
 int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending) {
   gpures__op op = {"wait on event queue", 0};
   uint32_t ignored;

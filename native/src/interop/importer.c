@@ -167,12 +167,25 @@ static int file_key_of(gpures__op op, int fd, uint32_t index, file_key *out) {
 
 /* This process's id for kcmp(): a system call saved per cached import, asked again after fork. */
 static _Atomic pid_t self_pid;
-static void forget_pid(void) { atomic_store(&self_pid, 0); }
-static void watch_forks(void) { (void)pthread_atfork(NULL, NULL, forget_pid); }
+
+/*
+** fork(): the child's copy of the live list is never one caught mid-change
+** (live_mu is held across it), and the list starts empty there: a GPU API's
+** objects do not survive fork(), so the parent's importers serve only the
+** parent, and their locks may be held by threads the child does not have.
+*/
+static void before_fork(void) { pthread_mutex_lock(&live_mu); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&live_mu); }
+static void after_fork_child(void) {
+  live = NULL;
+  pthread_mutex_init(&live_mu, NULL);
+  atomic_store(&self_pid, 0);
+}
+__attribute__((constructor)) static void watch_forks(void) {
+  (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
 
 static pid_t self(void) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  (void)pthread_once(&once, watch_forks);
   pid_t pid = atomic_load(&self_pid);
   if (!pid) atomic_store(&self_pid, pid = getpid());
   return pid;

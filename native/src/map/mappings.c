@@ -68,6 +68,7 @@ typedef struct mapping {
 
 static gpures__lock mappings_lock;
 static mapping *mappings;
+GPURES__LOCKS_ACROSS_FORK(mappings_lock_across_fork, &mappings_lock, 1, sizeof mappings_lock)
 static uint64_t next_id = 1; /* under mappings_lock */
 static _Atomic uint64_t live_mappings;
 

@@ -27,6 +27,7 @@
 */
 static struct { dev_t dev; ino_t ino; int type; } stand_ins[16];
 static gpures__lock stand_in_lock;
+GPURES__LOCKS_ACROSS_FORK(stand_in_lock_across_fork, &stand_in_lock, 1, sizeof stand_in_lock)
 
 GPURES_API void gpures__test_fence_fd_as(int fd, int type) {
   struct stat st;

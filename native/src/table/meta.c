@@ -8,6 +8,7 @@
 #include "table.h"
 
 static gpures__lock meta_locks[64];
+GPURES__LOCKS_ACROSS_FORK(meta_locks_across_fork, meta_locks, 64, sizeof meta_locks[0])
 
 static gpures__lock *meta_lock(gpures_handle h) { return &meta_locks[handle_index(h) % 64u]; }
 
