@@ -92,7 +92,9 @@ iterations=2000
 if build memcheck build-memcheck gcc "-O1 -g"; then
   for t in $(c_tests build-memcheck); do
     log="$logs/valgrind-$t.log"
-    if GPURES_TEST_ITERATIONS=$iterations timeout 300 valgrind -q --error-exitcode=99 \
+    # --fair-sched=yes: valgrind runs one thread at a time, and by default a thread that spins on
+    # a lock (sched_yield) can keep the holder from ever running again.
+    if GPURES_TEST_ITERATIONS=$iterations timeout 300 valgrind -q --fair-sched=yes --error-exitcode=99 \
       --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
       --show-leak-kinds=definite,indirect,possible --track-fds=no \
       "build-memcheck/native/tests/$t" >"$log" 2>&1; then

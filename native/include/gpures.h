@@ -22,8 +22,11 @@
 ** fork(): the child may go on using the library, whatever other threads were
 ** doing at the fork. Its global locks are held across fork(), and the
 ** library's background threads (the session service, the sync waiter) start
-** afresh in the child when it first needs them. Handles and metadata carry
-** over. Sessions and importers made before the fork stay the parent's.
+** afresh in the child when it first needs them. Plain handles and their
+** metadata carry over. What belongs to a peer or a thread stays the
+** parent's, and the child must not use it: sessions, pools, importers, the
+** frames they gave out, and the parent's pending async waits (the handles
+** those hold keep that reference in the child).
 **
 ** Descriptors begin with struct_size and flags. Set struct_size to
 ** sizeof(the struct) as compiled, both in what you pass in and in what you

@@ -85,11 +85,19 @@ typedef struct gpures__lock {
 void gpures__lock_acquire(gpures__lock *l);
 void gpures__lock_release(gpures__lock *l);
 /*
-** Holds `count` global locks, `stride` bytes apart, across fork() (os/posix.c),
-** so that a child never inherits one held by a thread it does not have. Spans
-** are taken in the order they were given: give a lock that is taken first
-** (events' table) before those taken under it. On Windows there is no fork().
+** fork() (os/fork.c): every lock of the library's own is held across it, so
+** that a child never inherits one held by a thread it does not have. A module
+** lists its global spin locks once, from a constructor:
+** GPURES__LOCKS_ACROSS_FORK(name, first, count, stride) holds `count` locks
+** `stride` bytes apart, in the order listed (a lock taken under another comes
+** after it). A module with a mutex or a thread has an *_at_fork(stage), which
+** fork.c calls in the library's lock order. There is no fork() on Windows.
 */
+typedef enum gpures__fork_stage {
+  GPURES__FORK_PREPARE, /* take the lock */
+  GPURES__FORK_PARENT,  /* let it go */
+  GPURES__FORK_CHILD    /* let it go, and forget the threads and the parent's objects */
+} gpures__fork_stage;
 #if defined(_WIN32)
 #define GPURES__LOCKS_ACROSS_FORK(name, first, count, stride)
 #else
@@ -98,6 +106,12 @@ void gpures__locks_across_fork(gpures__lock *first, size_t count, size_t stride)
   __attribute__((constructor)) static void name(void) {       \
     gpures__locks_across_fork(first, count, stride);           \
   }
+/* Registers the fork handlers, once; at load, or on macOS when the library pins itself. */
+void gpures__watch_forks(void);
+void gpures__service_at_fork(gpures__fork_stage stage);     /* session/service.c */
+void gpures__waiter_at_fork(gpures__fork_stage stage);      /* sync/waiter.c */
+void gpures__importers_at_fork(gpures__fork_stage stage);   /* interop/importer.c (Linux) */
+void gpures__event_wait_at_fork(gpures__fork_stage stage);  /* events/wait.c */
 #endif
 
 /* A close-on-exec duplicate of fd, or -1 with errno set. */

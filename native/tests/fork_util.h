@@ -43,12 +43,16 @@ static inline int others_asleep(void) {
   return asleep;
 }
 
-/* fork() once the other threads have slept for a moment (up to two seconds' wait). */
-static inline pid_t fork_quietly(void) {
+/* Waits (up to two seconds) until the other threads have slept for a moment. */
+static inline void wait_for_quiet(void) {
   for (int calm = 0, tries = 0; calm < 2 && tries < 2000; tries++) {
     calm = others_asleep() ? calm + 1 : 0;
     usleep(500);
   }
+}
+
+static inline pid_t fork_quietly(void) {
+  wait_for_quiet();
   fflush(NULL);
   return fork();
 }

@@ -1313,18 +1313,18 @@ static void a_forked_child_streams_through_a_service_thread_of_its_own(void) {
       stream_to_itself();
       fflush(stderr);
       char verdict = atomic_load(&check_failures) == before ? 'k' : 'x';
-      _exit(write(result[1], &verdict, 1) == 1 ? 0 : 1);
+      if (write(result[1], &verdict, 1) != 1) _exit(1);
+      raise(SIGKILL);
     }
-    /* The verdict comes through a pipe, not the exit status: under valgrind the child reports the
-       parent's thread, whose stack it inherited, as possibly lost. */
+    /* The verdict comes through a pipe, and the child ends by SIGKILL: under valgrind its exit
+       would report the parent's thread, whose stack it inherited, as possibly lost. */
     close(result[1]);
     struct pollfd pfd = {result[0], POLLIN, 0};
     char verdict = 0;
     CHECK(poll(&pfd, 1, 10000) == 1 && read(result[0], &verdict, 1) == 1 && verdict == 'k');
     close(result[0]);
     if (verdict != 'k') kill(child, SIGKILL);
-    int status = 0;
-    CHECK(waitpid(child, &status, 0) == child && (verdict != 'k' || !WIFSIGNALED(status)));
+    CHECK(waitpid(child, NULL, 0) == child);
     if (round == 0) CHECK_OK(gpures_session_close(s)); /* the thread ends with its last session */
   }
   gpures_channel_close(pair[1]);
@@ -1338,19 +1338,30 @@ enum { AMID_FRAMES = 64 }; /* consecutive slots: every metadata lock */
 typedef struct amid {
   gpures_handle frames[AMID_FRAMES];
   atomic_bool stop;
+  atomic_uint rounds; /* of each thread's loop, added up */
 } amid;
 
 /*
-** Sets frame metadata (user data: 8 copies of the sequence's low byte) until told. Nothing here
-** allocates: gcc 12's ASan allocator is not fork-safe (fork_util.h), and this test forks amid it.
+** The threads below keep the library's locks busy. Nothing they call allocates: gcc 12's ASan
+** allocator is not fork-safe (fork_util.h), and the test forks amid them.
 */
-static void *set_until_stopped(void *arg) {
+static void *set_metadata_until_stopped(void *arg) { /* user data: 8 copies of the sequence */
   amid *a = arg;
   gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_USER_DATA);
   for (uint32_t n = 0; !atomic_load(&a->stop); n++) {
     m.sequence = n;
     memset(m.user_data, (uint8_t)n, 8);
     (void)gpures_meta_set(a->frames[n % AMID_FRAMES], &m);
+    if (n % AMID_FRAMES == 0) atomic_fetch_add(&a->rounds, 1);
+  }
+  return NULL;
+}
+
+static void *open_queues_until_stopped(void *arg) { /* the queue table's lock and a queue's */
+  amid *a = arg;
+  for (uint32_t q = 0; !atomic_load(&a->stop);) {
+    if (gpures_event_queue_open(&q) == GPURES_OK) (void)gpures_event_queue_close(q);
+    atomic_fetch_add(&a->rounds, 1);
   }
   return NULL;
 }
@@ -1372,23 +1383,30 @@ static bool child_uses_what_the_threads_held(amid *a) {
   return whole;
 }
 
-/* Threads keep the metadata locks busy; a child forked amid them (without waiting) takes every
-   global lock of the library, and finds what each guards whole, a hundred times over. */
+/* Threads keep the metadata and event queue locks busy; a child forked amid them (without
+   waiting) takes every lock of the library, and finds what each guards whole, up to 200 times. */
 static void a_child_forked_amid_other_threads_calls_finds_every_lock_free(void) {
   static amid a;
   for (uint32_t i = 0; i < AMID_FRAMES; i++) a.frames[i] = rgba_frame();
   atomic_store(&a.stop, false);
-  pthread_t threads[2];
-  for (int t = 0; t < 2; t++) pthread_create(&threads[t], NULL, set_until_stopped, &a);
-  uint32_t hung = 0, broken = 0;
-  for (int round = 0; round < 100; round++) {
+  atomic_store(&a.rounds, 0);
+  wait_for_quiet(); /* the last test's service thread may still be ending */
+  pthread_t threads[3];
+  pthread_create(&threads[0], NULL, set_metadata_until_stopped, &a);
+  pthread_create(&threads[1], NULL, set_metadata_until_stopped, &a);
+  pthread_create(&threads[2], NULL, open_queues_until_stopped, &a);
+  CHECK(EVENTUALLY(atomic_load(&a.rounds) >= 100, 5000)); /* past their own start-up */
+  uint32_t hung = 0, broken = 0, rounds = 0;
+  /* 200 forks, or as many as 3 seconds allow (valgrind runs the threads one at a time), 20 at least */
+  for (double until = now_ms() + 3000; rounds < 200 && (rounds < 20 || now_ms() < until); rounds++) {
     int result[2];
     CHECK(pipe(result) == 0);
     fflush(NULL);
     pid_t child = fork();
-    if (child == 0) {
+    if (child == 0) { /* ends by SIGKILL: valgrind would report the threads it did not inherit */
       char verdict = child_uses_what_the_threads_held(&a) ? 'k' : 'x';
-      _exit(write(result[1], &verdict, 1) == 1 ? 0 : 1);
+      if (write(result[1], &verdict, 1) != 1) _exit(1);
+      raise(SIGKILL);
     }
     close(result[1]);
     struct pollfd pfd = {result[0], POLLIN, 0};
@@ -1397,10 +1415,11 @@ static void a_child_forked_amid_other_threads_calls_finds_every_lock_free(void) 
     else broken += verdict != 'k';
     close(result[0]);
     waitpid(child, NULL, 0);
-    sleep_ms(2);
+    sleep_ms(1);
   }
   atomic_store(&a.stop, true);
-  for (int t = 0; t < 2; t++) pthread_join(threads[t], NULL);
+  for (int t = 0; t < 3; t++) pthread_join(threads[t], NULL);
+  CHECK(rounds >= 20);
   CHECK_EQ(hung, 0);
   CHECK_EQ(broken, 0);
   for (uint32_t i = 0; i < AMID_FRAMES; i++) CHECK_OK(gpures_release(a.frames[i]));

@@ -95,14 +95,17 @@ static void unlock_all(void) {
 }
 
 #if !defined(_WIN32)
-/* fork(): the lock is held across it, and the child has none of the parent's waiting threads. */
-static void after_fork_child(void) {
-  atomic_store(&waiters, 0);
-  pthread_mutex_init(&lock, NULL);
-  pthread_cond_init(&posted, NULL);
-}
-__attribute__((constructor)) static void watch_forks(void) {
-  (void)pthread_atfork(lock_all, unlock_all, after_fork_child);
+/* fork() (os/fork.c): the child has none of the parent's waiting threads. */
+void gpures__event_wait_at_fork(gpures__fork_stage stage) {
+  if (stage == GPURES__FORK_PREPARE) {
+    lock_all();
+  } else if (stage == GPURES__FORK_PARENT) {
+    unlock_all();
+  } else {
+    atomic_store(&waiters, 0);
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&posted, NULL);
+  }
 }
 #endif
 

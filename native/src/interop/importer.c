@@ -169,20 +169,20 @@ static int file_key_of(gpures__op op, int fd, uint32_t index, file_key *out) {
 static _Atomic pid_t self_pid;
 
 /*
-** fork(): the child's copy of the live list is never one caught mid-change
-** (live_mu is held across it), and the list starts empty there: a GPU API's
+** fork() (os/fork.c): the live list starts empty in the child. A GPU API's
 ** objects do not survive fork(), so the parent's importers serve only the
 ** parent, and their locks may be held by threads the child does not have.
 */
-static void before_fork(void) { pthread_mutex_lock(&live_mu); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&live_mu); }
-static void after_fork_child(void) {
-  live = NULL;
-  pthread_mutex_init(&live_mu, NULL);
-  atomic_store(&self_pid, 0);
-}
-__attribute__((constructor)) static void watch_forks(void) {
-  (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+void gpures__importers_at_fork(gpures__fork_stage stage) {
+  if (stage == GPURES__FORK_PREPARE) {
+    pthread_mutex_lock(&live_mu);
+  } else if (stage == GPURES__FORK_PARENT) {
+    pthread_mutex_unlock(&live_mu);
+  } else {
+    live = NULL;
+    pthread_mutex_init(&live_mu, NULL);
+    atomic_store(&self_pid, 0);
+  }
 }
 
 static pid_t self(void) {

@@ -33,4 +33,7 @@ void gpures__pin_library(void) {
   if (dladdr((void *)gpures__pin_library, &self) && self.dli_fname)
     (void)dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 #endif
+#if !defined(_WIN32)
+  gpures__watch_forks(); /* now that no fork() can call into unmapped code (macOS; elsewhere done at load) */
+#endif
 }

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,43 +22,6 @@ void gpures__lock_acquire(gpures__lock *l) {
 
 void gpures__lock_release(gpures__lock *l) {
   atomic_flag_clear_explicit(&l->flag, memory_order_release);
-}
-
-/*
-** fork(): the child has only the thread that forked, so a lock that another
-** thread held at that moment would stay held in the child for good, and the
-** child would spin on it forever. Every global lock is taken before fork()
-** and let go on both sides after it: the child's copy of what each guards is
-** never one caught mid-change. Spans are given by the library's constructors,
-** before any thread can use a lock.
-*/
-#define SPANS_MAX 8
-static struct {
-  gpures__lock *first;
-  size_t count, stride;
-} spans[SPANS_MAX];
-static size_t num_spans;
-
-static gpures__lock *lock_at(size_t span, size_t i) {
-  return (gpures__lock *)((char *)spans[span].first + i * spans[span].stride);
-}
-
-static void take_all(void) {
-  for (size_t s = 0; s < num_spans; s++)
-    for (size_t i = 0; i < spans[s].count; i++) gpures__lock_acquire(lock_at(s, i));
-}
-
-static void let_go_all(void) {
-  for (size_t s = num_spans; s-- > 0;)
-    for (size_t i = spans[s].count; i-- > 0;) gpures__lock_release(lock_at(s, i));
-}
-
-void gpures__locks_across_fork(gpures__lock *first, size_t count, size_t stride) {
-  if (num_spans == SPANS_MAX) abort(); /* a new global lock needs a larger SPANS_MAX */
-  if (num_spans == 0) (void)pthread_atfork(take_all, let_go_all, let_go_all);
-  spans[num_spans].first = first;
-  spans[num_spans].count = count;
-  spans[num_spans++].stride = stride;
 }
 
 int gpures__fd_dup(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }

@@ -91,29 +91,27 @@ static void *run(void *arg) {
 }
 
 /*
-** fork(): the child has no service thread, and what the parent watched is
-** the parent's (its releases are read there). Without this the child would
-** believe a thread runs, so its slots would never come back and a close
-** would wait forever. The child starts afresh: nothing watched, no thread, a
-** new pipe with its first session. The lock is held across the fork so that
-** the child's copy is never one taken mid-change by another thread.
+** fork() (os/fork.c): the child has no service thread, and what the parent
+** watched is the parent's (its releases are read there). Without this the
+** child would believe a thread runs, so its slots would never come back and
+** a close would wait forever. The child starts afresh: nothing watched, no
+** thread, a new pipe with its first session.
 */
-static void before_fork(void) { pthread_mutex_lock(&mu); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&mu); }
-static void after_fork_child(void) {
-  gpures__worker_forget_fork(&worker);
-  num_watched = 0; /* their references stay with the parent */
-  generation = polled = 0;
-  pthread_mutex_init(&mu, NULL);
-  pthread_cond_init(&idle, NULL);
+void gpures__service_at_fork(gpures__fork_stage stage) {
+  if (stage == GPURES__FORK_PREPARE) {
+    pthread_mutex_lock(&mu);
+  } else if (stage == GPURES__FORK_PARENT) {
+    pthread_mutex_unlock(&mu);
+  } else {
+    gpures__worker_forget_fork(&worker);
+    num_watched = 0; /* their references stay with the parent */
+    generation = polled = 0;
+    pthread_mutex_init(&mu, NULL);
+    pthread_cond_init(&idle, NULL);
+  }
 }
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static void watch_forks(void) { (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
 
-static int start(gpures__op op) {
-  pthread_once(&fork_once, watch_forks);
-  return gpures__worker_start(op, &worker, run);
-}
+static int start(gpures__op op) { return gpures__worker_start(op, &worker, run); }
 
 /* gpures__buffer_gone()'s hook: every sending session that announced the buffer forgets it. */
 static void buffer_gone(uint64_t id) {
@@ -124,6 +122,7 @@ static void buffer_gone(uint64_t id) {
 }
 
 int gpures__service_watch(gpures__op op, gpures_session *s) {
+  gpures__pin_library(); /* before the lock: its dlopen() must not wait while a fork() waits on us */
   gpures__set_buffer_gone_hook(buffer_gone);
   pthread_mutex_lock(&mu);
   /* A release racing close must not watch it again after close's forget: nothing would end that. */

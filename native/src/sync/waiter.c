@@ -204,27 +204,26 @@ static void *run(void *arg) {
 }
 
 /*
-** fork(): the child has no waiter thread, and the wake pipe is shared with
-** the parent (a child reading it would steal the parent's wake-ups). The
-** child starts afresh: no thread, no waits (theirs are the parent's), a new
-** pipe when it first waits. The lock is held across the fork so that the
-** child's copy is never one taken mid-change by another thread.
+** fork() (os/fork.c): the child has no waiter thread, and the wake pipe is
+** shared with the parent (a child reading it would steal the parent's
+** wake-ups). The child starts afresh: no thread, no waits (theirs are the
+** parent's, and so are the references they hold), a new pipe when it first
+** waits.
 */
-static void before_fork(void) { pthread_mutex_lock(&mu); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&mu); }
-static void after_fork_child(void) {
-  gpures__worker_forget_fork(&worker);
-  waiters = NULL; /* the parent's: their memory and references stay with it */
-  atomic_store(&pending, 0);
-  pthread_mutex_init(&mu, NULL);
+void gpures__waiter_at_fork(gpures__fork_stage stage) {
+  if (stage == GPURES__FORK_PREPARE) {
+    pthread_mutex_lock(&mu);
+  } else if (stage == GPURES__FORK_PARENT) {
+    pthread_mutex_unlock(&mu);
+  } else {
+    gpures__worker_forget_fork(&worker);
+    waiters = NULL;
+    atomic_store(&pending, 0);
+    pthread_mutex_init(&mu, NULL);
+  }
 }
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static void watch_forks(void) { (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
 
-static int start(gpures__op op) {
-  pthread_once(&fork_once, watch_forks);
-  return gpures__worker_start(op, &worker, run);
-}
+static int start(gpures__op op) { return gpures__worker_start(op, &worker, run); }
 
 /* Hands a wait to the thread; on failure nothing is kept (the caller undoes its reservation). */
 static int add_waiter(gpures__op op, gpures_handle sync, int64_t timeout_ns, waiter how) {
@@ -250,6 +249,7 @@ static int add_waiter(gpures__op op, gpures_handle sync, int64_t timeout_ns, wai
   w->nap = 50000;
   w->next_look = now; /* asked at once: an already reached point ends at the first look */
   if (status == GPURES_OK) {
+    gpures__pin_library(); /* before the lock: its dlopen() must not wait while a fork() waits on us */
     pthread_mutex_lock(&mu);
     status = start(op);
     if (status == GPURES_OK) {
