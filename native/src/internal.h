@@ -90,17 +90,14 @@ void gpures__lock_release(gpures__lock *l);
 ** lists its global spin locks once, from a constructor:
 ** GPURES__LOCKS_ACROSS_FORK(name, first, count, stride) holds `count` locks
 ** `stride` bytes apart, in the order listed (a lock taken under another comes
-** after it). A module with a mutex or a thread has an *_at_fork(stage), which
-** fork.c calls in the library's lock order. There is no fork() on Windows.
+** after it). A module with a mutex gives fork.c its lock and what its child
+** forgets (a thread, the parent's objects), and fork.c takes the locks in the
+** library's lock order. There is no fork() on Windows.
 */
-typedef enum gpures__fork_stage {
-  GPURES__FORK_PREPARE, /* take the lock */
-  GPURES__FORK_PARENT,  /* let it go */
-  GPURES__FORK_CHILD    /* let it go, and forget the threads and the parent's objects */
-} gpures__fork_stage;
 #if defined(_WIN32)
 #define GPURES__LOCKS_ACROSS_FORK(name, first, count, stride)
 #else
+#include <pthread.h>
 void gpures__locks_across_fork(gpures__lock *first, size_t count, size_t stride);
 #define GPURES__LOCKS_ACROSS_FORK(name, first, count, stride) \
   __attribute__((constructor)) static void name(void) {       \
@@ -108,10 +105,14 @@ void gpures__locks_across_fork(gpures__lock *first, size_t count, size_t stride)
   }
 /* Registers the fork handlers, once; at load, or on macOS when the library pins itself. */
 void gpures__watch_forks(void);
-void gpures__service_at_fork(gpures__fork_stage stage);     /* session/service.c */
-void gpures__waiter_at_fork(gpures__fork_stage stage);      /* sync/waiter.c */
-void gpures__importers_at_fork(gpures__fork_stage stage);   /* interop/importer.c (Linux) */
-void gpures__event_wait_at_fork(gpures__fork_stage stage);  /* events/wait.c */
+typedef struct gpures__forking {
+  pthread_mutex_t *lock;
+  void (*in_child)(void); /* after fork.c let go of the lock: re-initialises it, forgets the rest */
+} gpures__forking;
+extern const gpures__forking gpures__service_forking;    /* session/service.c */
+extern const gpures__forking gpures__waiter_forking;     /* sync/waiter.c */
+extern const gpures__forking gpures__importers_forking;  /* interop/importer.c (Linux) */
+extern const gpures__forking gpures__event_wait_forking; /* events/wait.c */
 #endif
 
 /* A close-on-exec duplicate of fd, or -1 with errno set. */

@@ -96,17 +96,12 @@ static void unlock_all(void) {
 
 #if !defined(_WIN32)
 /* fork() (os/fork.c): the child has none of the parent's waiting threads. */
-void gpures__event_wait_at_fork(gpures__fork_stage stage) {
-  if (stage == GPURES__FORK_PREPARE) {
-    lock_all();
-  } else if (stage == GPURES__FORK_PARENT) {
-    unlock_all();
-  } else {
-    atomic_store(&waiters, 0);
-    pthread_mutex_init(&lock, NULL);
-    pthread_cond_init(&posted, NULL);
-  }
+static void forget_in_child(void) {
+  atomic_store(&waiters, 0);
+  pthread_mutex_init(&lock, NULL);
+  pthread_cond_init(&posted, NULL);
 }
+const gpures__forking gpures__event_wait_forking = {&lock, forget_in_child};
 #endif
 
 int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending) {

@@ -173,17 +173,12 @@ static _Atomic pid_t self_pid;
 ** objects do not survive fork(), so the parent's importers serve only the
 ** parent, and their locks may be held by threads the child does not have.
 */
-void gpures__importers_at_fork(gpures__fork_stage stage) {
-  if (stage == GPURES__FORK_PREPARE) {
-    pthread_mutex_lock(&live_mu);
-  } else if (stage == GPURES__FORK_PARENT) {
-    pthread_mutex_unlock(&live_mu);
-  } else {
-    live = NULL;
-    pthread_mutex_init(&live_mu, NULL);
-    atomic_store(&self_pid, 0);
-  }
+static void forget_in_child(void) {
+  live = NULL;
+  pthread_mutex_init(&live_mu, NULL);
+  atomic_store(&self_pid, 0);
 }
+const gpures__forking gpures__importers_forking = {&live_mu, forget_in_child};
 
 static pid_t self(void) {
   pid_t pid = atomic_load(&self_pid);

@@ -44,38 +44,40 @@ static gpures__lock *lock_at(size_t span, size_t i) {
   return (gpures__lock *)((char *)spans[span].first + i * spans[span].stride);
 }
 
-static void each_module(gpures__fork_stage stage) {
-  gpures__service_at_fork(stage);
-  gpures__waiter_at_fork(stage);
+/* In the library's lock order. */
+static const gpures__forking *const modules[] = {
+    &gpures__service_forking,
+    &gpures__waiter_forking,
 #if defined(__linux__)
-  gpures__importers_at_fork(stage);
+    &gpures__importers_forking,
 #endif
-  gpures__event_wait_at_fork(stage);
-}
-
-static void each_module_reversed(gpures__fork_stage stage) {
-  gpures__event_wait_at_fork(stage);
-#if defined(__linux__)
-  gpures__importers_at_fork(stage);
-#endif
-  gpures__waiter_at_fork(stage);
-  gpures__service_at_fork(stage);
-}
+    &gpures__event_wait_forking,
+};
+#define NUM_MODULES (sizeof modules / sizeof modules[0])
 
 static void prepare(void) {
-  each_module(GPURES__FORK_PREPARE);
+  for (size_t m = 0; m < NUM_MODULES; m++) pthread_mutex_lock(modules[m]->lock);
   for (size_t s = 0; s < num_spans; s++)
     for (size_t i = 0; i < spans[s].count; i++) gpures__lock_acquire(lock_at(s, i));
 }
 
-static void let_go(gpures__fork_stage stage) {
+static void let_go_spans(void) {
   for (size_t s = num_spans; s-- > 0;)
     for (size_t i = spans[s].count; i-- > 0;) gpures__lock_release(lock_at(s, i));
-  each_module_reversed(stage);
 }
 
-static void in_parent(void) { let_go(GPURES__FORK_PARENT); }
-static void in_child(void) { let_go(GPURES__FORK_CHILD); }
+static void in_parent(void) {
+  let_go_spans();
+  for (size_t m = NUM_MODULES; m-- > 0;) pthread_mutex_unlock(modules[m]->lock);
+}
+
+static void in_child(void) {
+  let_go_spans();
+  for (size_t m = NUM_MODULES; m-- > 0;) {
+    pthread_mutex_unlock(modules[m]->lock);
+    modules[m]->in_child();
+  }
+}
 
 void gpures__watch_forks(void) {
   static atomic_flag watching = ATOMIC_FLAG_INIT;

@@ -97,19 +97,14 @@ static void *run(void *arg) {
 ** a close would wait forever. The child starts afresh: nothing watched, no
 ** thread, a new pipe with its first session.
 */
-void gpures__service_at_fork(gpures__fork_stage stage) {
-  if (stage == GPURES__FORK_PREPARE) {
-    pthread_mutex_lock(&mu);
-  } else if (stage == GPURES__FORK_PARENT) {
-    pthread_mutex_unlock(&mu);
-  } else {
-    gpures__worker_forget_fork(&worker);
-    num_watched = 0; /* their references stay with the parent */
-    generation = polled = 0;
-    pthread_mutex_init(&mu, NULL);
-    pthread_cond_init(&idle, NULL);
-  }
+static void forget_in_child(void) {
+  gpures__worker_forget_fork(&worker);
+  num_watched = 0; /* their references stay with the parent */
+  generation = polled = 0;
+  pthread_mutex_init(&mu, NULL);
+  pthread_cond_init(&idle, NULL);
 }
+const gpures__forking gpures__service_forking = {&mu, forget_in_child};
 
 static int start(gpures__op op) { return gpures__worker_start(op, &worker, run); }
 

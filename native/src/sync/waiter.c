@@ -210,18 +210,13 @@ static void *run(void *arg) {
 ** parent's, and so are the references they hold), a new pipe when it first
 ** waits.
 */
-void gpures__waiter_at_fork(gpures__fork_stage stage) {
-  if (stage == GPURES__FORK_PREPARE) {
-    pthread_mutex_lock(&mu);
-  } else if (stage == GPURES__FORK_PARENT) {
-    pthread_mutex_unlock(&mu);
-  } else {
-    gpures__worker_forget_fork(&worker);
-    waiters = NULL;
-    atomic_store(&pending, 0);
-    pthread_mutex_init(&mu, NULL);
-  }
+static void forget_in_child(void) {
+  gpures__worker_forget_fork(&worker);
+  waiters = NULL;
+  atomic_store(&pending, 0);
+  pthread_mutex_init(&mu, NULL);
 }
+const gpures__forking gpures__waiter_forking = {&mu, forget_in_child};
 
 static int start(gpures__op op) { return gpures__worker_start(op, &worker, run); }
 
