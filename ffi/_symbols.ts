@@ -81,6 +81,15 @@ export const symbols = {
     result: "i32",
     nonblocking: true,
   },
+  // int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+  //                            uint32_t queue), on a thread of Deno's: it also ends when the
+  // isolate's queue closes (the isolate ended), so a terminated Worker leaves no thread parked.
+  gpures_pool_wait_queue_async: {
+    name: "gpures_pool_wait_queue",
+    parameters: ["pointer", "i32", "u32", "u32"],
+    result: "i32",
+    nonblocking: true,
+  },
   // int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket)
   gpures_pool_cancel: { parameters: ["pointer", "u32"], result: "i32" },
   // int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out)

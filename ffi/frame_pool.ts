@@ -259,7 +259,10 @@ export class FramePool {
         // Wait off the event loop for a slot to come free, then take it here: another
         // acquire may be faster, and then this one waits again for what time is left.
         const left = until === Infinity ? -1 : Math.max(0, Math.ceil(until - performance.now()));
-        const status = await lib().gpures_pool_wait_async(pool, left, ticket);
+        // Bound to this isolate's queue: if the isolate ends first (a terminated Worker), the
+        // wait ends with it instead of parking one of Deno's threads for good.
+        const queue = eventQueue(native());
+        const status = await lib().gpures_pool_wait_queue_async(pool, left, ticket, queue);
         if (status === CANCELLED && signal?.aborted) throw signal.reason;
         if (status !== 0) throw this.#waitError(status, timeout);
         const frame = this.tryAcquire({ keepAlive });

@@ -412,7 +412,12 @@ typedef struct gpures_event {
 ** and the 4096 shrink by one; no host opens queues that fast for that long.
 */
 GPURES_API int gpures_event_queue_open(uint32_t *out_queue);
-/* Closes a queue; later events for it are dropped. */
+/*
+** Closes a queue; later events for it are dropped. The waits made on its
+** behalf end now, since nobody is left to hear of them: its
+** gpures_sync_wait_async() waits (CANCELLED; each lets go of its reference to
+** the point) and its gpures_pool_wait_queue() waits (CANCELLED).
+*/
 GPURES_API int gpures_event_queue_close(uint32_t queue);
 /*
 ** Closes the queue when the calling thread exits: a JavaScript isolate's
@@ -425,7 +430,9 @@ GPURES_API int gpures_event_queue_close(uint32_t queue);
 ** both naming "queue". Closing the queue by hand before the thread exits is
 ** fine: the exit then does nothing, even if its id's table entry was reused.
 ** A thread may bind several queues. Threads that outlive the library (it is
-** unloaded first) leave their queues to the unload.
+** unloaded first) leave their queues to the unload. Closing at the exit is a
+** close like any other: the queue's pending waits end then (the isolate's end
+** ends its waits).
 */
 GPURES_API int gpures_event_queue_close_on_thread_exit(uint32_t queue);
 /*
@@ -1217,6 +1224,16 @@ GPURES_API int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32
 ** if another acquire was faster): the wait writes to no caller memory.
 */
 GPURES_API int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket);
+/*
+** gpures_pool_wait() for the host that owns event queue `queue` (0: none):
+** the wait also ends, with GPURES_E_CANCELLED naming "queue", when that queue
+** closes or is closed already. A JavaScript isolate's queue closes with its
+** thread (gpures_event_queue_close_on_thread_exit), so a wait it left on a
+** helper thread returns when the isolate ends, instead of parking that
+** thread, and the pool with it, for as long as no slot comes free.
+*/
+GPURES_API int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
+                                      uint32_t queue);
 /* Ends the wait of the acquire (or gpures_pool_wait) with this ticket, now or when it begins. */
 GPURES_API int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket);
 GPURES_API int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out);
@@ -1366,6 +1383,8 @@ GPURES_API int gpures_sync_signal(gpures_handle sync);
 ** this call instead. The wait holds its own reference to the point, so releasing it
 ** meanwhile is safe. The room for the event is taken now, so the end of the
 ** wait cannot fail to be told. Tokens are the caller's; give each wait its own.
+** Closing the queue (or the exit of the thread it is bound to) ends its waits
+** with CANCELLED, their events dropped with the queue.
 */
 GPURES_API int gpures_sync_wait_async(gpures_handle sync, int64_t timeout_ns, uint32_t queue,
                                       uint64_t token);

@@ -111,6 +111,7 @@ typedef struct gpures__forking {
 } gpures__forking;
 extern const gpures__forking gpures__service_forking;    /* session/service.c */
 extern const gpures__forking gpures__waiter_forking;     /* sync/waiter.c */
+extern const gpures__forking gpures__pool_forking;       /* frames/pool.c (Linux) */
 extern const gpures__forking gpures__importers_forking;  /* interop/importer.c (Linux) */
 extern const gpures__forking gpures__event_wait_forking; /* events/wait.c */
 #endif
@@ -343,6 +344,15 @@ int gpures__event_post_status(uint32_t queue, uint64_t token, uint32_t type, int
 /* Reserves room for one RELEASED or SYNC_DONE event, so that its post cannot fail. */
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
+/*
+** A queue closed (by hand, or as its thread exited: its isolate ended), so
+** the waits made on its behalf end now, each freeing what it holds: the
+** SyncPoint waits told on it (sync/waiter.c) and the pool waits bound to it
+** (frames/pool.c). Called by events.c holding no lock, after the queue reads
+** as closed, so a wait added meanwhile sees it closed and ends by itself.
+*/
+void gpures__sync_queue_ended(uint32_t queue);
+void gpures__pool_queue_ended(uint32_t queue);
 
 /* ---------------------------------------------------------------- sync/ */
 

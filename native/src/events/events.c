@@ -10,6 +10,10 @@
 ** One queue per JavaScript isolate, opened on the isolate's thread, which
 ** ends with the isolate: gpures_event_queue_close_on_thread_exit() closes it
 ** then, so isolates that come and go (Deno Workers) do not fill the table.
+** A queue's close is also how the library learns that its isolate ended:
+** every wait made on the queue's behalf (SyncPoint waits on the waiter
+** thread, pool waits on a host's helper thread) ends then and lets go of
+** what it holds, since nobody is left to hear of it.
 */
 #include <string.h>
 
@@ -91,6 +95,8 @@ static int close_queue(uint32_t id) {
   gpures__free(ring);
   if (id >> 16 == LAST_GENERATION) atomic_fetch_add_explicit(&retired, 1, memory_order_relaxed);
   gpures__events_wake(); /* a wait on it ends */
+  gpures__sync_queue_ended(id);
+  gpures__pool_queue_ended(id);
   return GPURES_OK;
 }
 

@@ -43,6 +43,30 @@ struct gpures_pool {
   pool_slot slots[];
 };
 
+/*
+** A wait made for the host that owns an event queue (gpures_pool_wait_queue):
+** when the queue closes (that host, a JavaScript isolate, ended) the wait
+** ends, so the helper thread it parks is given back and the pool can be
+** freed. It lives on the waiting thread's stack, on the list while it waits.
+*/
+typedef struct bound_wait {
+  struct bound_wait *next, *prev;
+  gpures_pool *pool;
+  uint32_t queue;
+  bool ended; /* under pool->mu */
+} bound_wait;
+
+/* Taken before a pool's lock, never under it. */
+static pthread_mutex_t bound_mu = PTHREAD_MUTEX_INITIALIZER;
+static bound_wait *bound;
+
+/* fork() (os/fork.c): the child has none of the parent's waiting threads. */
+static void forget_in_child(void) {
+  bound = NULL;
+  pthread_mutex_init(&bound_mu, NULL);
+}
+const gpures__forking gpures__pool_forking = {&bound_mu, forget_in_child};
+
 static gpures__op pool_op(const char *verb) {
   gpures__op op = {verb, GPURES_KIND_DMA_BUF_HANDLE};
   return op;
@@ -253,13 +277,16 @@ static pool_slot *peek_free(gpures_pool *p) {
 ** status says why there is none.
 */
 static int wait_for_slot(gpures__op op, gpures_pool *p, int32_t timeout_ms, uint32_t ticket,
-                         bool take, pool_slot **out) {
+                         bool take, const bound_wait *b, pool_slot **out) {
   struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
   bool expired = false;
   for (bool waited = false;; waited = true) {
     if (p->closed) return gpures__fail(op, GPURES_E_STALE, "pool", "the pool is closed");
     if (cancelled(p, ticket))
       return gpures__fail(op, GPURES_E_CANCELLED, "", "the acquire was cancelled");
+    if (b && b->ended)
+      return gpures__fail(op, GPURES_E_CANCELLED, "queue",
+                          "queue %u closed: the host that waited is gone", b->queue);
     if ((*out = take ? take_free(p) : peek_free(p))) return GPURES_OK;
     if (!any_alive(p)) /* every slot's memory was given away and none could be made anew */
       return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "pool",
@@ -281,7 +308,7 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   if (timeout_ms != 0) gpures__pin_library();
   pthread_mutex_lock(&pool->mu);
   pool->waiters++;
-  int status = wait_for_slot(op, pool, timeout_ms, ticket, true, &ps);
+  int status = wait_for_slot(op, pool, timeout_ms, ticket, true, NULL, &ps);
   pool->waiters--;
   bool done = finished(pool);
   gpures_dma_buf_handle_desc frame = pool->frame;
@@ -311,18 +338,56 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
 }
 
 int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket) {
+  return gpures_pool_wait_queue(pool, timeout_ms, ticket, 0);
+}
+
+int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket, uint32_t queue) {
   gpures__op op = pool_op("wait on a pool of");
   if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
   pool_slot *ps = NULL;
   gpures__pin_library();
   pthread_mutex_lock(&pool->mu);
-  pool->waiters++;
-  int status = wait_for_slot(op, pool, timeout_ms, ticket, false, &ps);
+  pool->waiters++; /* from here until the wait is off the list: the pool outlives it */
+  pthread_mutex_unlock(&pool->mu);
+  bound_wait b = {NULL, NULL, pool, queue, false};
+  if (queue) {
+    pthread_mutex_lock(&bound_mu);
+    b.next = bound;
+    if (bound) bound->prev = &b;
+    bound = &b;
+    pthread_mutex_unlock(&bound_mu);
+  }
+  /* Looked at once listed: a close before this is seen here, one after it finds the wait. */
+  bool open = !queue || gpures__event_queue_open(queue);
+  pthread_mutex_lock(&pool->mu);
+  if (!open) b.ended = true;
+  int status = wait_for_slot(op, pool, timeout_ms, ticket, false, queue ? &b : NULL, &ps);
+  pthread_mutex_unlock(&pool->mu);
+  if (queue) {
+    pthread_mutex_lock(&bound_mu);
+    if (b.prev) b.prev->next = b.next;
+    else bound = b.next;
+    if (b.next) b.next->prev = b.prev;
+    pthread_mutex_unlock(&bound_mu);
+  }
+  pthread_mutex_lock(&pool->mu);
   pool->waiters--;
   bool done = finished(pool);
   pthread_mutex_unlock(&pool->mu);
   if (done) pool_free(pool);
   return status;
+}
+
+void gpures__pool_queue_ended(uint32_t queue) {
+  pthread_mutex_lock(&bound_mu);
+  for (bound_wait *b = bound; b; b = b->next) {
+    if (b->queue != queue) continue;
+    pthread_mutex_lock(&b->pool->mu);
+    b->ended = true;
+    pthread_cond_broadcast(&b->pool->freed);
+    pthread_mutex_unlock(&b->pool->mu);
+  }
+  pthread_mutex_unlock(&bound_mu);
 }
 
 int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket) {
@@ -391,6 +456,11 @@ int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket) {
   (void)pool, (void)timeout_ms, (void)ticket;
   return unsupported("wait on a pool of");
 }
+int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket, uint32_t queue) {
+  (void)pool, (void)timeout_ms, (void)ticket, (void)queue;
+  return unsupported("wait on a pool of");
+}
+void gpures__pool_queue_ended(uint32_t queue) { (void)queue; }
 int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) { (void)pool, (void)out; return unsupported("read the stats of"); }
 int gpures_pool_close(gpures_pool *pool) { (void)pool; return GPURES_OK; }
 #endif

@@ -10,7 +10,8 @@
 **
 ** The prepare order is the lock order: a lock comes before every lock taken
 ** under it. The session service's lock (a session's lock and a frame's
-** metadata lock are taken under it), the sync waiter's, the importers' list
+** metadata lock are taken under it), the sync waiter's, the pools' list of
+** waits bound to a queue (a pool's lock under it), the importers' list
 ** (an importer's lock under it), the event wait, then the spin locks (the
 ** event queue table before the queues). The parent and the child let go in
 ** the reverse order.
@@ -49,6 +50,7 @@ static const gpures__forking *const modules[] = {
     &gpures__service_forking,
     &gpures__waiter_forking,
 #if defined(__linux__)
+    &gpures__pool_forking,
     &gpures__importers_forking,
 #endif
     &gpures__event_wait_forking,

@@ -6,7 +6,8 @@
 ** pipe; points it can only ask about (Vulkan, CUDA, OpenCL) are asked when
 ** their turn comes, 50 us after they were added, doubling to 2 ms, so an idle
 ** thread with a thousand pending points sleeps. It starts with the first
-** wait and ends when none is left, and the library's unload stops it.
+** wait and ends when none is left, and the library's unload stops it. A
+** queue's close (its isolate ended) ends the waits told on it.
 */
 #if !defined(_WIN32)
 #define _GNU_SOURCE
@@ -251,6 +252,8 @@ static int add_waiter(gpures__op op, gpures_handle sync, int64_t timeout_ns, wai
       w->next = waiters;
       waiters = w;
       atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
+      /* Its queue closed since the caller looked: gpures__sync_queue_ended() missed it, so it ends now. */
+      if (w->queue && !gpures__event_queue_open(w->queue)) w->done = true, w->status = GPURES_E_CANCELLED;
     }
     pthread_mutex_unlock(&mu);
   }
@@ -301,6 +304,24 @@ int gpures_sync_cancel(uint32_t queue, uint64_t token) {
   return GPURES_OK;
 }
 
+/*
+** The queue's isolate ended: nobody is left to hear of its waits, so each
+** ends now (CANCELLED, its event dropped by the closed queue) and the waiter
+** thread lets go of its reference, closing the point's fd if it was the last.
+*/
+void gpures__sync_queue_ended(uint32_t queue) {
+  pthread_mutex_lock(&mu);
+  bool found = false;
+  for (waiter *w = waiters; w; w = w->next)
+    if (!w->then && w->queue == queue && !w->done) {
+      w->done = true;
+      w->status = GPURES_E_CANCELLED;
+      found = true;
+    }
+  pthread_mutex_unlock(&mu);
+  if (found) wake();
+}
+
 __attribute__((destructor)) static void stop_waiter(void) {
   pthread_mutex_lock(&mu);
   stopping = true;
@@ -324,4 +345,5 @@ int gpures_sync_cancel(uint32_t queue, uint64_t token) {
   (void)queue, (void)token;
   return GPURES_OK;
 }
+void gpures__sync_queue_ended(uint32_t queue) { (void)queue; }
 #endif
