@@ -9,7 +9,9 @@
 ** across a session (a FENCE message leads the frame; the consumer's release
 ** fence holds the producer's slot until it is reached). A FENCE that is not a
 ** SyncPoint is refused; points the host cannot wait on say so; a memfd has
-** no implicit fences to export.
+** no implicit fences to export. A thread's exit closes the queue bound to it
+** and so ends its waits: SyncPoint waits (their references, the fences' fds)
+** and a pool wait bound to the queue on a helper thread.
 */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -523,6 +525,112 @@ static void a_memfd_has_no_implicit_fences_to_export(void) {
   CHECK_OK(gpures_release(frame));
 }
 
+/* ------------------------------------------------ an isolate's end */
+
+/* What the "isolate" thread leaves behind when it exits. */
+typedef struct isolate_run {
+  gpures_pool *pool;
+  uint32_t queue;
+  gpures_handle frame; /* a frame with a native keep-alive, told on the queue, left to main */
+  pthread_t helper;    /* its pool wait, on a helper thread as a host runs it */
+  int helper_status;
+} isolate_run;
+
+static atomic_int isolate_keep_alive_releases;
+static void count_isolate_release(void *ctx) {
+  (void)ctx;
+  atomic_fetch_add(&isolate_keep_alive_releases, 1);
+}
+
+static void *pool_wait_for_isolate(void *arg) {
+  isolate_run *run = arg;
+  run->helper_status = gpures_pool_wait_queue(run->pool, -1, 7, run->queue);
+  return NULL;
+}
+
+static uint64_t pool_waits(gpures_pool *p) {
+  gpures_pool_stats st = {.struct_size = sizeof st};
+  CHECK_OK(gpures_pool_stats_get(p, &st));
+  return st.waits;
+}
+
+/* A JavaScript isolate's thread: its queue, closed at its exit, and waits that never end by themselves. */
+static void *isolate(void *arg) {
+  isolate_run *run = arg;
+  CHECK_OK(gpures_event_queue_open(&run->queue));
+  CHECK_OK(gpures_event_queue_close_on_thread_exit(run->queue));
+  for (uint64_t i = 0; i < 3; i++) {
+    gpures_handle f = fence();
+    CHECK_OK(gpures_sync_wait_async(f, -1, run->queue, i));
+    CHECK_OK(gpures_release(f)); /* the wait's reference is the last */
+  }
+  gpures_create_options o = {.struct_size = sizeof o,
+                             .keep_alive = {NULL, count_isolate_release, NULL},
+                             .event_queue = run->queue,
+                             .event_token = 9};
+  CHECK_OK(gpures_pool_acquire(run->pool, 0, 0, &o, &run->frame)); /* the pool's last free slot */
+  uint64_t before = pool_waits(run->pool);
+  pthread_create(&run->helper, NULL, pool_wait_for_isolate, run);
+  for (int i = 0; i < 500 && pool_waits(run->pool) == before; i++) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  CHECK_EQ(pool_waits(run->pool), before + 1); /* the helper waits now */
+  return NULL; /* the thread exits: its queue closes */
+}
+
+static void a_threads_exit_ends_the_waits_of_its_queue_and_frees_what_they_hold(void) {
+  gpures_handle warm = fence(); /* the waiter thread's wake pipe, made once */
+  CHECK_OK(gpures_sync_signal(warm));
+  uint32_t q0 = 0;
+  CHECK_OK(gpures_event_queue_open(&q0));
+  CHECK_OK(gpures_sync_wait_async(warm, -1, q0, 1));
+  (void)next_event(q0);
+  CHECK_OK(gpures_event_queue_close(q0));
+  CHECK_OK(gpures_release(warm));
+  int fds = count_open_fds();
+  uint64_t fences = gpures_live_handles(GPURES_KIND_CPU_FENCE);
+
+  gpures_pool_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.format = GPURES_PF_NV12;
+  d.width = 64;
+  d.height = 64;
+  d.slots = 2;
+  isolate_run run;
+  memset(&run, 0, sizeof run);
+  CHECK_OK(gpures_pool_create(&d, &run.pool));
+  gpures_handle held = 0;
+  CHECK_OK(gpures_pool_acquire(run.pool, 0, 0, NULL, &held));
+  pthread_t t;
+  pthread_create(&t, NULL, isolate, &run);
+  pthread_join(t, NULL);
+
+  /* The pool wait returned when the queue closed, though no slot came free. */
+  struct timespec limit;
+  clock_gettime(CLOCK_REALTIME, &limit);
+  limit.tv_sec += 5;
+  if (CHECK_EQ(pthread_timedjoin_np(run.helper, NULL, &limit), 0))
+    CHECK_EQ(run.helper_status, GPURES_E_CANCELLED);
+  /* The SyncPoint waits ended, and with their references the fences and their eventfds. */
+  for (int i = 0; i < 2000 && gpures_sync_pending(); i++) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  CHECK_EQ(gpures_sync_pending(), 0);
+  CHECK_EQ(gpures_live_handles(GPURES_KIND_CPU_FENCE), fences);
+  /* A wait bound to a queue that is already closed ends at once. */
+  CHECK_FAILS(GPURES_E_CANCELLED, "queue", gpures_pool_wait_queue(run.pool, -1, 8, run.queue));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "queue", gpures_sync_wait_async(held, -1, run.queue, 1));
+  /* The isolate's frame, released here: its native keep-alive runs once, its event is dropped. */
+  CHECK_OK(gpures_release(run.frame));
+  CHECK_EQ(atomic_load(&isolate_keep_alive_releases), 1);
+  CHECK_OK(gpures_pool_close(run.pool));
+  CHECK_OK(gpures_release(held)); /* the last frame: the closed pool frees itself */
+  CHECK_EQ(count_open_fds(), fds);
+}
+
 int main(void) {
   RUN(a_cpu_fence_is_reached_when_signalled_and_stays_reached);
   RUN(a_blocking_wait_wakes_when_another_thread_signals);
@@ -540,5 +648,6 @@ int main(void) {
   RUN(begin_access_says_why_its_acquire_fence_failed);
   RUN(begin_access_on_another_thread_never_undoes_an_end_access);
   RUN(a_memfd_has_no_implicit_fences_to_export);
+  RUN(a_threads_exit_ends_the_waits_of_its_queue_and_frees_what_they_hold);
   return check_finish("test_sync");
 }
