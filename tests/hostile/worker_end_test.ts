@@ -68,10 +68,8 @@ async function start(
 
 /** Once per process: the main isolate's own queue and watcher, before any baseline is read. */
 async function warm(): Promise<void> {
-  const { worker } = await start({ mode: "keepalive" }).then(async (w) => {
-    GpuResource.fromRaw(w.reply.raw as bigint).release();
-    return w;
-  });
+  const { worker, reply } = await start({ mode: "keepalive" });
+  GpuResource.fromRaw(reply.raw as bigint).release();
   worker.terminate();
   using fence = CpuFence.create(); // the waiter thread's wake pipe, made once
   const reached = fence.waitAsync();
