@@ -70,11 +70,11 @@ export class BufferGoneEvent extends Event {
 export interface ChannelStats {
   /** Buffers the peer holds (sending) or this end keeps mapped-ready (receiving). */
   buffers: number;
-  /** Frames and handles sent or received. */
+  /** Frames and handles sent (that went: the peer can receive them) or received. */
   frames: number;
   /** Of which carried fds: the first frame of each buffer. */
   announced: number;
-  /** Sending: frames the peer has not released yet. */
+  /** Sending: frames that went and that the peer has not released yet. */
   inFlight: number;
   /** Sending: releases that came back. */
   returned: number;
@@ -162,6 +162,8 @@ export class Channel extends EventTarget {
   readonly #socket: Socket;
   readonly #views = new PlaneCache();
   #role = 0;
+  /** The last send waiting for room (settled, never rejecting), or null when none waits. */
+  #waiting: Promise<void> | null = null;
 
   /**
    * Not for users: channels come from {@link Channel.connect}, accept() or pair().
@@ -281,6 +283,16 @@ export class Channel extends EventTarget {
    * kinds, and ReleasedError (field "channel") once the peer closed. A
    * pooled frame is held until the receiver releases its copy (see the
    * class's description).
+   *
+   * Back-pressure: when the peer reads slower than this end sends, the
+   * socket fills, and the promise settles only once the message went (it
+   * waits for room off the event loop, never dropping it) or failed. Sends
+   * keep their order: one made while an earlier send waits for room waits
+   * behind it. {@link Channel.stats} counts in `frames` only what went, and
+   * in `inFlight` only frames that went and have not come back. A send still
+   * waiting when this end closes rejects with ReleasedError (field
+   * "channel"), and nothing of it reaches the peer but, at most, the FENCE
+   * that leads it, which names a frame the peer never sees.
    */
   async send(resource: ChannelResource | GpuResource<unknown>): Promise<void> {
     if (!(resource instanceof GpuResource)) {
@@ -297,7 +309,6 @@ export class Channel extends EventTarget {
         "resource",
       );
     }
-    const s = lib();
     // Pooled frames go through a session: their buffers are announced once and come back.
     // Other handles go as they always did (to a peer that has not sent frames on this channel).
     // A handle with an acquire fence goes through the session too: its FENCE message leads it.
@@ -305,23 +316,38 @@ export class Channel extends EventTarget {
       this.#role === SESSION_SEND || resource.bufferId !== null || hasAcquireFence(resource)
         ? this.#session(SESSION_SEND, "send")
         : null;
-    let held: GpuResource<unknown> | undefined;
+    if (this.#waiting === null && this.#trySend(session, resource.unsafeHandle)) return;
+    // Full, or earlier sends wait: this one waits its turn, on a reference of its own.
+    const held = resource.clone();
+    const turn = (this.#waiting ?? Promise.resolve()).then(() => this.#sendWhenRoom(session, held));
+    const tail = turn.catch(() => {});
+    this.#waiting = tail;
     try {
-      for (;;) {
-        const fd = this.#socket.open("send");
-        const handle = (held ?? resource).unsafeHandle;
-        check(
-          session === null
-            ? s.gpures_channel_send(fd, handle, NONBLOCK, u32Out)
-            : s.gpures_session_send(session, handle, NONBLOCK, u32Out),
-        );
-        if (u32Out[0]) return;
-        held ??= resource.clone(); // full: keep the handle alive while waiting for room
-        await this.#socket.wait(WRITABLE);
-      }
+      await turn;
     } finally {
-      held?.release();
+      held.release();
+      if (this.#waiting === tail) this.#waiting = null;
     }
+  }
+
+  /** One try without waiting: whether the message went (false: the socket is full). */
+  #trySend(session: Deno.PointerValue, handle: bigint): boolean {
+    const s = lib();
+    const fd = this.#socket.open("send");
+    check(
+      session === null
+        ? s.gpures_channel_send(fd, handle, NONBLOCK, u32Out)
+        : s.gpures_session_send(session, handle, NONBLOCK, u32Out),
+    );
+    return u32Out[0] !== 0;
+  }
+
+  /**
+   * Tries again each time the socket has room. The same handle each time: a
+   * FENCE that went before its frame found the socket full is not sent twice.
+   */
+  async #sendWhenRoom(session: Deno.PointerValue, held: GpuResource<unknown>): Promise<void> {
+    while (!this.#trySend(session, held.unsafeHandle)) await this.#socket.wait(WRITABLE);
   }
 
   /**

@@ -60,6 +60,13 @@ static inline int same_fds(const fd_set_bits *a, const fd_set_bits *b) {
   return memcmp(a, b, sizeof *a) == 0;
 }
 
+/* Whether every fd open in b was open in a: none opened between (some may have closed). */
+static inline int no_new_fds(const fd_set_bits *a, const fd_set_bits *b) {
+  for (int i = 0; i < FD_WATCH / 64; i++)
+    if (b->bits[i] & ~a->bits[i]) return 0;
+  return 1;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

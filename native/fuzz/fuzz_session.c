@@ -28,7 +28,11 @@
 ** type, descriptor and metadata sizes, fd count, or a count that lies by one),
 ** the real descriptor of a pool frame (its fd attached first), metadata with a
 ** true struct_size and known flags, and buffer ids and serials taken from the
-** real ones (announced buffers; frames in flight), exactly or one off.
+** real ones (announced buffers; frames in flight), exactly or one off. A
+** repaired FENCE carries a CpuFence (its eventfd attached first) or, as its
+** first byte picks, a lie: a kind the receiver does not know, a non-sync
+** kind, a lying header or descriptor size, a cut body, a header cut after its
+** type.
 **
 ** Besides ASan and UBSan, the target aborts when a promise breaks:
 **   - RECEIVE: every datagram is consumed by exactly one receive; a refused
@@ -37,7 +41,9 @@
 **     stderr and close-on-exec, and stay open after the session closes while
 **     a frame of theirs is held; each RELEASE that comes back names the
 **     (buffer, serial) of a frame this side received and released, once, and
-**     carries no fds;
+**     carries no fds; a FRAME or HANDLE named by a FENCE that was refused
+**     (whatever its header said: the raw bytes' type decides) is never handed
+**     out, nor, after a FENCE cut before its names, the next one;
 **   - SEND: a frame comes back (its slot's in_use drops) only when some
 **     datagram named its exact (buffer, serial) in a RELEASE, or its buffer in
 **     a KEEP: never because of a lie; the session's in_flight and returned are
@@ -66,7 +72,7 @@ typedef struct wire_header {
   uint64_t buffer, serial;
 } wire_header;
 #define WIRE_MAGIC 0x63727067u
-enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_TYPES };
+enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_FENCE, MSG_TYPES };
 
 enum {
   SLOTS = 5,        /* the SEND side's pool: up to 4 frames in flight and the sentinel */
@@ -303,13 +309,40 @@ typedef struct pair_choice {
   uint64_t buffer, serial;
 } pair_choice;
 
+static uint32_t record_type(const record *r) { return (r->ctl[R_TYPE] & 7u) % MSG_TYPES; }
+
+/*
+** A repaired FENCE: a CpuFence descriptor naming the attached fd 0, or, by
+** its first byte, one lie a newer or hostile sender tells about it.
+*/
+static size_t fence_message(const record *r, wire_header h, unsigned char *msg) {
+  gpures_cpu_fence_desc d = {sizeof d, 0, 0, 0};
+  uint8_t lie = r->len ? r->bytes[0] % 8u : 0, arg = r->len > 1 ? r->bytes[1] : 0;
+  h.kind = GPURES_KIND_CPU_FENCE;
+  h.desc_size = sizeof d;
+  size_t len = sizeof h + sizeof d;
+  switch (lie) {
+    case 2: h.kind = 38u + arg; break;                       /* a kind not known here */
+    case 3: h.header_size = arg == 48 ? 40 : arg; break;     /* a lying header size */
+    case 4: h.desc_size += 1u + arg % 16u; break;            /* more descriptor than came */
+    case 5: len -= 1u + arg % sizeof d; break;               /* the body cut short */
+    case 6: len = 28u + arg % 20u; break;                    /* the header cut after its type */
+    case 7: h.kind = GPURES_KIND_DMA_BUF_HANDLE; break;      /* not a SyncPoint */
+    default: break;                                          /* honest */
+  }
+  memcpy(msg, &h, sizeof h);
+  memcpy(msg + sizeof h, &d, sizeof d);
+  return len;
+}
+
 /* The datagram of a record: its bytes as they came, or wrapped in a valid header. */
 static size_t build_message(const record *r, pair_choice ids, uint32_t nfds, unsigned char *msg) {
   uint8_t f = r->ctl[R_REPAIR];
   if (!(f & F_FIX_HEADER)) return memcpy(msg, r->bytes, r->len), r->len;
   wire_header h = {WIRE_MAGIC, gpures_abi_version(), sizeof h, GPURES_KIND_DMA_BUF_HANDLE, 0,
-                   nfds + ((f & F_COUNT_LIES) ? 1u : 0u), (r->ctl[R_TYPE] & 7u) % MSG_TYPES, 0,
+                   nfds + ((f & F_COUNT_LIES) ? 1u : 0u), record_type(r), 0,
                    ids.buffer, ids.serial};
+  if (h.type == MSG_FENCE) return fence_message(r, h, msg);
   size_t at = sizeof h;
   if (h.type == MSG_HANDLE || h.type == MSG_FRAME) {
     if (f & F_REAL_DESC) {
@@ -345,7 +378,7 @@ static uint32_t record_fds(const record *r, int *fds, int *made) {
   for (uint32_t i = 0; i < nfds; i++) fds[i] = fd_of((kinds >> (4 * i)) & 15u, &made[i]);
   if ((r->ctl[R_REPAIR] & (F_FIX_HEADER | F_REAL_DESC)) == (F_FIX_HEADER | F_REAL_DESC) && nfds) {
     if (made[0]) close(fds[0]);
-    fds[0] = fz.own[K_FRAME], made[0] = 0;
+    fds[0] = fz.own[record_type(r) == MSG_FENCE ? K_EVENTFD : K_FRAME], made[0] = 0;
   }
   return nfds;
 }
@@ -378,6 +411,8 @@ typedef struct receiver {
   int num_held;
   pair_choice owed[MAX_RECORDS * 2]; /* released frames whose RELEASE has not come back yet */
   int num_owed;
+  int fence_lost, lost_unnamed; /* a refused FENCE named (lost_buffer, lost_serial), or nothing */
+  uint64_t lost_buffer, lost_serial;
 } receiver;
 
 /* Reads what came back to the peer: each RELEASE names a frame released here, once. */
@@ -430,15 +465,41 @@ static void check_received(receiver *rx, int status, gpures_handle h, const wire
     return;
   }
   if (!h) {
-    FUZZ_EXPECT(sent->type == MSG_FORGET, "receive took a datagram of type %u and gave nothing",
+    FUZZ_EXPECT(sent->type == MSG_FORGET || sent->type == MSG_FENCE, "receive took a datagram of type %u and gave nothing",
                 sent->type);
     return;
   }
   check_handle_fds(h, "at receive");
   if (sent->type == MSG_FRAME && sent->desc_size == 0)
-    FUZZ_EXPECT(same_fds(before, &after), "a frame by id opened fds");
+    FUZZ_EXPECT(no_new_fds(before, &after), "a frame by id opened fds"); /* a stale fence may close */
   if (rx->num_held == MAX_HELD) release_oldest(rx);
   rx->held[rx->num_held++] = (held_frame){h, sent->buffer, sent->serial, sent->type == MSG_FRAME};
+}
+
+/*
+** The rule for fences that did not arrive whole, kept here on its own: a
+** refused datagram whose raw bytes say FENCE (magic, and the type at its
+** fixed offset) marks the message it names (read at their fixed offsets), or
+** the next one when it was cut before them; that message is never handed out.
+*/
+static void check_fence_rule(receiver *rx, const unsigned char *msg, size_t len, int status,
+                             gpures_handle h, const wire_header *sent) {
+  int carries = sent->type == MSG_FRAME || sent->type == MSG_HANDLE;
+  int named = rx->fence_lost && carries &&
+               (rx->lost_unnamed ||
+                (sent->buffer == rx->lost_buffer && sent->serial == rx->lost_serial));
+  FUZZ_EXPECT(!(named && status == GPURES_OK && h),
+              "a %s of (%llu, %llu) was handed out though its FENCE was refused",
+              sent->type == MSG_FRAME ? "FRAME" : "HANDLE", (unsigned long long)sent->buffer,
+              (unsigned long long)sent->serial);
+  if (named) rx->fence_lost = 0; /* refused: the mark is spent (or, refused earlier, kept there) */
+  wire_header raw;
+  memset(&raw, 0, sizeof raw);
+  memcpy(&raw, msg, len < sizeof raw ? len : sizeof raw);
+  if (status == GPURES_OK || len < 28 || raw.magic != WIRE_MAGIC || raw.type != MSG_FENCE) return;
+  rx->fence_lost = 1;
+  rx->lost_unnamed = len < sizeof raw;
+  rx->lost_buffer = raw.buffer, rx->lost_serial = raw.serial;
 }
 
 /* One record: sent by the peer, received with exactly one receive. */
@@ -457,6 +518,7 @@ static void receive_record(receiver *rx, const record *r, int allow_unsealed) {
   gpures_handle h = 7;
   uint32_t flags = GPURES_CHANNEL_NONBLOCK | (allow_unsealed ? GPURES_CHANNEL_ALLOW_UNSEALED : 0u);
   int status = gpures_session_receive(rx->session, flags, &h);
+  check_fence_rule(rx, msg, len, status, h, &sent);
   check_received(rx, status, h, &sent, &before, buffers);
   h = 7;
   status = gpures_session_receive(rx->session, GPURES_CHANNEL_NONBLOCK, &h);

@@ -21,7 +21,7 @@ SEND, ALLOW_UNSEALED, CLOSE_FIRST = 0x01, 0x02, 0x04
 FIX_HEADER, REAL_DESC, BY_ID, FIX_META = 0x01, 0x02, 0x04, 0x08
 REAL_PAIR, NEAR, RELEASE, COUNT_LIES = 0x10, 0x20, 0x40, 0x80
 # Message types and attachable fd kinds
-HANDLE, FRAME, REL, FORGET, KEEP = range(5)
+HANDLE, FRAME, REL, FORGET, KEEP, FENCE = range(6)
 K_FRAME, K_SMALL, K_SEALABLE, K_PIPE, K_DEV_NULL, K_EVENTFD, K_SOCKET = range(7)
 
 META_SIZE = 136  # sizeof(gpures_frame_meta); FIX_META writes the true size anyway
@@ -50,6 +50,12 @@ def by_id(buffer_pick, extra=0, body=None):
                   meta() if body is None else body)
 
 
+def fence(lie, arg=b"", pick=4):
+    """A FENCE naming the frame `pick` names; `lie` is its first byte (0: honest)."""
+    return record(FIX_HEADER | REAL_DESC | REAL_PAIR, FENCE, (K_EVENTFD,), pick,
+                  bytes([lie]) + arg)
+
+
 SEEDS = {
     # RECEIVE: the normal stream, then the sender forgets the buffer and names it again.
     "recv-announce-frames-forget": bytes([0]) + announce(0) + by_id(4, RELEASE)
@@ -70,6 +76,22 @@ SEEDS = {
     + record(0, 0, (), 0, b"") + record(FIX_HEADER, 7, (), 0, b"\xff" * 20),
     "recv-bad-meta": bytes([0]) + announce(0, body=meta(0xFF, -1))
     + by_id(4, 0, meta(0x4, 0)) + by_id(8, 0, b"\x08\0\0\0\x01\0\0\0"),
+    # RECEIVE: FENCEs, each followed by the frame it names (pick 4: buffer 1, serial 2): an
+    # honest one, then a kind not known here, a lying header size, a lying descriptor size, a
+    # cut body, a header cut after its type, a kind that is no SyncPoint.
+    "recv-fence-honest": bytes([0]) + announce(0) + fence(0) + by_id(4, RELEASE),
+    "recv-fence-unknown-kind": bytes([0]) + announce(0) + fence(2, b"\x02") + by_id(4)
+    + by_id(8, RELEASE),
+    "recv-fence-lying-header-size": bytes([0]) + announce(0) + fence(3, b"\x28") + by_id(4)
+    + by_id(8, RELEASE),
+    "recv-fence-lying-desc-size": bytes([0]) + announce(0) + fence(4, b"\x07") + by_id(4)
+    + by_id(8, RELEASE),
+    "recv-fence-cut-body": bytes([0]) + announce(0) + fence(5, b"\x07") + by_id(4)
+    + by_id(8, RELEASE),
+    "recv-fence-cut-header": bytes([0]) + announce(0) + fence(6, b"\x02") + by_id(4)
+    + by_id(8, RELEASE),
+    "recv-fence-not-a-sync-kind": bytes([0]) + announce(0) + fence(7) + by_id(4)
+    + record(FIX_HEADER | REAL_DESC, HANDLE, (K_FRAME,), 9),
     # SEND: true releases, lies near the truth, a KEEP, garbage with fds.
     "send-true-releases": bytes([SEND | 3 << 3]) + record(FIX_HEADER | REAL_PAIR, REL, (), 0)
     + record(FIX_HEADER | REAL_PAIR, REL, (), 1) + record(FIX_HEADER | REAL_PAIR, REL, (), 2),

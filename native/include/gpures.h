@@ -1022,7 +1022,8 @@ GPURES_API int gpures_channel_connect(const char *path, uint32_t flags, int *out
 GPURES_API int gpures_channel_pair(int out_fds[2]);
 /*
 ** Sends one handle of a kind that owns fds; the handle stays the caller's.
-** *out_sent is 1 when sent, 0 when NONBLOCK and the channel is full.
+** *out_sent is 1 only when the message went, 0 when NONBLOCK and the channel
+** is full (nothing was sent). Without NONBLOCK it waits for room.
 ** GPURES_E_STALE (field "channel") when the peer closed the channel.
 */
 GPURES_API int gpures_channel_send(int fd, gpures_handle handle, uint32_t flags, uint32_t *out_sent);
@@ -1285,9 +1286,9 @@ typedef struct gpures_session gpures_session;
 typedef struct gpures_session_stats {
   uint32_t struct_size;
   uint32_t buffers;        /* buffers the peer holds (sending) or this side caches (receiving) */
-  uint64_t frames;         /* frames sent or received */
+  uint64_t frames;         /* frames and handles sent (that went) or received */
   uint64_t announced;      /* of which carried fds: the first of their buffer */
-  uint64_t in_flight;      /* sending: frames the peer has not released */
+  uint64_t in_flight;      /* sending: frames that went and the peer has not released */
   uint64_t returned;       /* sending: releases that came back */
   uint64_t refused;        /* messages refused as malformed, unknown or not the peer's to send */
   uint64_t forgotten;      /* receiving: buffers the sender dropped */
@@ -1298,7 +1299,13 @@ GPURES_API int gpures_session_open(int fd, uint32_t flags, gpures_session **out_
 /*
 ** Sends a handle of a kind that owns fds. A frame with a buffer identity (a
 ** pooled one) keeps its buffer's identity across the session and is held
-** until the peer releases it. Flags and *out_sent as gpures_channel_send().
+** until the peer releases it. Flags and *out_sent as gpures_channel_send():
+** without NONBLOCK it waits for room (releases keep coming in meanwhile); with
+** NONBLOCK *out_sent is 0 when the socket is full, and then nothing of the
+** frame is sent, counted (stats frames, in_flight) or held, except that its
+** acquire fence's FENCE may have gone: call again with the same handle and
+** the frame follows it alone. Sending another handle first leaves that FENCE
+** naming a frame that never comes (the receiver drops it).
 */
 GPURES_API int gpures_session_send(gpures_session *session, gpures_handle handle, uint32_t flags,
                                    uint32_t *out_sent);

@@ -34,6 +34,7 @@ const libc = linux
     getuid: { parameters: [], result: "u32" },
     setgid: { parameters: ["u32"], result: "i32" },
     setuid: { parameters: ["u32"], result: "i32" },
+    eventfd: { parameters: ["u32", "i32"], result: "i32" },
     __errno_location: { parameters: [], result: "pointer" },
   }).symbols
   : undefined;
@@ -411,6 +412,77 @@ export const LIES: Lie[] = [
   }),
   lie("width 0", 1, "width", withU32(D + 40, 0), "ZERO_SIZE"),
   lie("a plane offset its stride cannot have", 1, "planes[0].offset", withU32(D + 56, 64)),
+];
+
+// ------------------------------------------------------- session messages
+
+export const WIRE_HEADER = 48; // the session header: magic .. meta_size, buffer, serial
+export const TYPE_FRAME = 1;
+export const TYPE_FENCE = 5;
+export const KIND_CPU_FENCE = 33;
+const CPU_FENCE_DESC = 16; // sizeof(gpures_cpu_fence_desc): struct_size, flags, fd, reserved
+
+/** A close-on-exec eventfd: what a CpuFence is. */
+export function eventfd(): number {
+  const fd = c().eventfd(0, 0o2000000);
+  if (fd < 0) throw new Error(`eventfd: ${errnoName(errno())}`);
+  return fd;
+}
+
+/** A session datagram: the 48-byte header, then `body`. */
+export function sessionMessage(
+  abi: number,
+  type: number,
+  kind: number,
+  buffer: bigint,
+  serial: bigint,
+  body: Uint8Array = new Uint8Array(0),
+  numFds = 0,
+): Uint8Array {
+  const m = new Uint8Array(WIRE_HEADER + body.length);
+  const v = new DataView(m.buffer);
+  v.setUint32(0, MAGIC, true);
+  v.setUint32(4, abi, true);
+  v.setUint32(8, WIRE_HEADER, true);
+  v.setUint32(12, kind, true);
+  v.setUint32(16, type === TYPE_FRAME && numFds === 0 ? 0 : body.length, true); // desc_size
+  v.setUint32(20, numFds, true);
+  v.setUint32(24, type, true);
+  v.setBigUint64(32, buffer, true);
+  v.setBigUint64(40, serial, true);
+  m.set(body, WIRE_HEADER);
+  return m;
+}
+
+/** A FENCE as gpures sends one: a CpuFence naming (buffer, serial), its eventfd attached as fd 0. */
+export function fenceMessage(abi: number, buffer: bigint, serial: bigint): Uint8Array {
+  const desc = new Uint8Array(CPU_FENCE_DESC);
+  new DataView(desc.buffer).setUint32(0, CPU_FENCE_DESC, true); // struct_size; fd 0: position 0
+  return sessionMessage(abi, TYPE_FENCE, KIND_CPU_FENCE, buffer, serial, desc, 1);
+}
+
+/** A FENCE a receiver cannot read, and the field its refusal names. */
+export interface FenceLie {
+  what: string;
+  field: string;
+  edit: (m: Uint8Array) => Uint8Array;
+}
+
+const u32At = (offset: number, value: number) => (m: Uint8Array) => {
+  new DataView(m.buffer).setUint32(offset, value, true);
+  return m;
+};
+
+export const FENCE_LIES: FenceLie[] = [
+  {
+    what: "a kind this receiver does not know (a newer sender's)",
+    field: "kind",
+    edit: u32At(12, 38),
+  },
+  { what: "a headerSize of 40", field: "headerSize", edit: u32At(8, 40) },
+  { what: "a descSize larger than what came", field: "descSize", edit: u32At(16, 24) },
+  { what: "a body cut short", field: "descSize", edit: (m) => m.slice(0, m.length - 8) },
+  { what: "a header cut after its type", field: "descSize", edit: (m) => m.slice(0, 30) },
 ];
 
 // ------------------------------------------------------------- child processes

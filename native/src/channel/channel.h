@@ -121,7 +121,7 @@ typedef struct gpures__datagram {
 int gpures__datagram_receive(gpures__op op, int fd, uint32_t flags, gpures__datagram *d);
 /* Closes the fds of d from `from` on. */
 void gpures__datagram_close_fds(gpures__datagram *d, uint32_t from);
-/* sendmsg() of one message with `n` fds, waiting for room unless NONBLOCK. */
+/* sendmsg() of one message with `n` fds, waiting for room unless NONBLOCK; *out_sent 1 only when it went. */
 int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *bytes, size_t len,
                           const int *fds, uint32_t n, uint32_t *out_sent);
 

@@ -62,6 +62,7 @@ int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *byt
                           const int *fds, uint32_t n, uint32_t *out_sent) {
   struct iovec iov = {(void *)bytes, len};
   control c;
+  *out_sent = 0; /* every way out but a real send says "not sent" */
   memset(&c, 0, sizeof c);
   struct msghdr mh = header_of(&iov, c.bytes, n ? CMSG_SPACE(sizeof(int) * n) : 0);
   if (n) {

@@ -114,7 +114,7 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
       (uint64_t)h->header_size + h->desc_size + h->meta_size != n)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
                         "the header announces %u descriptor and %u metadata bytes but %zu arrived",
-                        h->desc_size, h->meta_size, n - h->header_size);
+                        h->desc_size, h->meta_size, n > h->header_size ? n - h->header_size : 0);
   if (h->meta_size && (h->meta_size < 8 || h->meta_size > GPURES_STRUCT_SIZE_MAX))
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "metaSize",
                         "metaSize is %u; metadata has 8 to %u bytes", h->meta_size,

@@ -7,6 +7,7 @@
 ** and counted, and leaves the cache as it was.
 */
 #if !defined(_WIN32)
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -249,37 +250,42 @@ static int take_fence(gpures__op op, gpures_session *s, const gpures__wire_heade
 }
 
 /*
-** A FENCE that did not arrive (refused, or dropped with its fds): the frame it
-** names must not be handed out without it, or its consumer would read what
-** the producer is still writing. Called with the header of the lost message.
+** A FENCE that did not arrive whole (refused for any reason, or dropped with
+** its fds): the message it names must not be handed out without it, or its
+** consumer would read what the producer is still writing. Nothing in such a
+** datagram can be trusted but its raw bytes, so they decide: the magic, then
+** the type at its fixed offset, whatever header_size, desc_size or kind say
+** (a newer sender's kind, a lying size, a cut body). Buffer and serial are
+** read from their fixed offsets too; a datagram cut before them names no
+** message, and the next frame or handle is refused instead.
 */
-static void fence_lost(gpures_session *s, const gpures__wire_header *h) {
+#define FENCE_TYPE_END (offsetof(gpures__wire_header, type) + sizeof(uint32_t))
+
+static void maybe_fence_lost(gpures_session *s, const gpures__datagram *d) {
+  gpures__wire_header h;
+  if (d->n < FENCE_TYPE_END) return;
+  memset(&h, 0, sizeof h);
+  memcpy(&h, d->storage, d->n < sizeof h ? d->n : sizeof h);
+  if (h.magic != GPURES__WIRE_MAGIC || h.type != GPURES__MSG_FENCE) return;
   pthread_mutex_lock(&s->mu);
   s->fence_lost = true;
-  s->lost_buffer = h->buffer;
-  s->lost_serial = h->serial;
+  s->lost_unnamed = d->n < sizeof h;
+  s->lost_buffer = h.buffer;
+  s->lost_serial = h.serial;
   pthread_mutex_unlock(&s->mu);
 }
 
-/* A message the channel refused may have been a FENCE: if its header says so, it is lost. */
-static void maybe_fence_lost(gpures_session *s, const gpures__datagram *d) {
-  gpures__wire_header h;
-  if (d->n < sizeof h) return;
-  memcpy(&h, d->storage, sizeof h);
-  if (h.magic == GPURES__WIRE_MAGIC && h.header_size == sizeof h && h.type == GPURES__MSG_FENCE)
-    fence_lost(s, &h);
-}
-
-/* Refuses the frame whose FENCE was lost. */
+/* Refuses the frame or handle whose FENCE was lost. */
 static int check_fence_arrived(gpures__op op, gpures_session *s, const gpures__wire_header *h) {
   pthread_mutex_lock(&s->mu);
-  bool lost = s->fence_lost && s->lost_buffer == h->buffer && s->lost_serial == h->serial;
-  if (lost) s->fence_lost = false;
+  bool lost = s->fence_lost && (s->lost_unnamed ||
+                                (s->lost_buffer == h->buffer && s->lost_serial == h->serial));
+  if (lost) s->fence_lost = s->lost_unnamed = false;
   pthread_mutex_unlock(&s->mu);
   if (!lost) return GPURES_OK;
   return gpures__fail(op, GPURES_E_INVALID_VALUE, "acquire",
-                      "the frame's acquire fence did not arrive (refused or dropped), so the frame "
-                      "is refused rather than handed out unsynchronised");
+                      "the frame's acquire fence did not arrive whole (refused or dropped), so "
+                      "the frame is refused rather than handed out unsynchronised");
 }
 
 /* The held fence becomes the received handle's acquire fence, if it names this one. */
@@ -318,8 +324,7 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
       return take_forget(op, s, h.buffer);
     case GPURES__MSG_FENCE:
       *again = true;
-      if ((status = take_fence(op, s, &h, body, d)) != GPURES_OK) fence_lost(s, &h);
-      return status;
+      return take_fence(op, s, &h, body, d); /* refused: the caller marks its frame */
     default:
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
                           "a release came to the receiving side of a session");
@@ -351,6 +356,7 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
     status = take_message(op, s, &d, flags, &again, out_handle);
     gpures__datagram_close_fds(&d, 0);
     if (status != GPURES_OK) {
+      maybe_fence_lost(s, &d); /* the header bytes are as they came */
       gpures__session_refused(s);
       return status;
     }

@@ -19,12 +19,16 @@ static bool knows(const gpures_session *s, uint64_t buffer) {
   return false;
 }
 
-/* Sends msg with the handle's fds (duplicates: a release elsewhere cannot close them mid-send). */
+/*
+** Sends msg with the handle's fds (duplicates: a release elsewhere cannot
+** close them mid-send). *out_sent is 1 only when the datagram went.
+*/
 static int send_with_fds(gpures__op op, int fd, const gpures__wire_message *msg,
                          gpures_handle handle, uint32_t *out_sent) {
   int fds[GPURES__WIRE_MAX_FDS];
   uint32_t have = 0;
   int status = GPURES_OK;
+  *out_sent = 0;
   for (; have < msg->h.num_fds && have < GPURES__WIRE_MAX_FDS; have++)
     if ((status = gpures_dup_fd(handle, have, &fds[have])) != GPURES_OK) break;
   if (status != GPURES_OK) status = gpures__refail(op, status);
@@ -34,38 +38,70 @@ static int send_with_fds(gpures__op op, int fd, const gpures__wire_message *msg,
   return status;
 }
 
+/* The handle's acquire fence as a FENCE message naming the message it leads. */
+static int fence_message(gpures__op op, gpures_handle acquire, uint64_t buffer, uint64_t serial,
+                         gpures__wire_message *out) {
+  gpures__op fence_op = op;
+  if (gpures__wire_encode(&fence_op, acquire, out) != GPURES_OK)
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "acquire",
+                        "the acquire fence, a %s, cannot cross processes: give the frame an "
+                        "fd-backed one (SyncFile, CpuFence, VkSemaphoreFd)",
+                        gpures__kind_name(fence_op.kind));
+  out->h.type = GPURES__MSG_FENCE;
+  out->h.buffer = buffer; /* a receiver gives it to that message only, never to the next by chance */
+  out->h.serial = serial;
+  return GPURES_OK;
+}
+
 /*
-** The handle's acquire fence goes first, as a FENCE message, so the frame
-** after it arrives with it. Only a point with an fd can cross; a process-local
-** one (a VkSemaphore, a CUDA event) is refused rather than dropped, since a
-** consumer that never waits would read what its producer is still writing.
-** Called holding the session's lock, so no other send comes between them.
+** The handle's acquire fence goes first, as a FENCE message, so the message
+** after it (a FRAME, or a plain HANDLE) arrives with it. Only a point with an
+** fd can cross; a process-local one (a VkSemaphore, a CUDA event) is refused
+** rather than dropped, since a consumer that never waits would read what its
+** producer is still writing.
+**
+** The two datagrams cannot go as one, so a FENCE may go while its message
+** finds the socket full. s->led remembers that: the retry of the same handle
+** with the same fence sends the message alone, under the serial the FENCE
+** names, so the receiver sees one FENCE and then its message. Whatever is
+** sent instead spends that serial, and the FENCE left behind names a message
+** that never comes (a receiver drops it at the next one).
+**
+** Sets *serial, the message's; *out_ready 0 when the socket was full before
+** the FENCE went (nothing went). Called holding the session's lock.
 */
-static int send_fence(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
-                      uint64_t serial, uint32_t *out_sent) {
+static int lead_with_fence(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
+                           uint64_t *serial, uint32_t *out_ready) {
   gpures_handle acquire = 0, release = 0;
-  *out_sent = 1;
+  *out_ready = 0;
   int status = gpures_fences_get(handle, &acquire, &release);
   (void)gpures_release(release); /* goes back with the release, not forward */
-  if (status != GPURES_OK || !acquire) return status != GPURES_OK ? gpures__refail(op, status) : GPURES_OK;
-  gpures__wire_message fence;
-  gpures__op fence_op = op;
-  status = gpures__wire_encode(&fence_op, acquire, &fence);
-  if (status != GPURES_OK) {
-    status = gpures__fail(op, GPURES_E_UNSUPPORTED, "acquire",
-                          "the acquire fence, a %s, cannot cross processes: give the frame an "
-                          "fd-backed one (SyncFile, CpuFence, VkSemaphoreFd)",
-                          gpures__kind_name(fence_op.kind));
-  } else {
-    /* Names its frame: a receiver gives it to that frame only, never to the next one by chance. */
-    fence.h.type = GPURES__MSG_FENCE;
-    fence.h.buffer = buffer;
-    fence.h.serial = serial;
-    status = send_with_fds(op, s->fd, &fence, acquire, out_sent);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  led_fence *led = &s->led;
+  bool again = led->frame == handle && led->fence == acquire && led->buffer == buffer && acquire;
+  if (led->frame && !again) {
+    if (led->serial > s->next_serial) s->next_serial = led->serial;
+    *led = (led_fence){0, 0, 0, 0};
   }
+  *serial = again ? led->serial : s->next_serial + 1;
+  if (!acquire || again) {
+    (void)gpures_release(acquire);
+    *out_ready = 1;
+    return GPURES_OK;
+  }
+  gpures__wire_message fence;
+  status = fence_message(op, acquire, buffer, *serial, &fence);
+  if (status == GPURES_OK) status = send_with_fds(op, s->fd, &fence, acquire, out_ready);
+  if (status == GPURES_OK && *out_ready) *led = (led_fence){handle, acquire, buffer, *serial};
   (void)gpures_release(acquire);
-  if (status != GPURES_OK) *out_sent = 0;
   return status;
+}
+
+/* The message went: its serial is spent, and the FENCE that led it with it. Locked. */
+static void message_sent(gpures_session *s, uint64_t serial) {
+  s->led = (led_fence){0, 0, 0, 0};
+  s->next_serial = serial;
+  s->stats.frames++;
 }
 
 /* Makes msg a FRAME of `buffer`: without descriptor and fds when the peer knows the buffer. */
@@ -79,11 +115,10 @@ static void as_frame(gpures__wire_message *msg, uint64_t buffer, uint64_t serial
   msg->h.num_fds = 0;
 }
 
-/* One try, without waiting: *out_sent 0 when the socket is full. Locked. */
+/* One try at a frame of `buffer`, without waiting: *out_sent 0 when the socket is full. Locked. */
 static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
                           gpures__wire_message msg, uint32_t *out_sent) {
   bool known = knows(s, buffer);
-  as_frame(&msg, buffer, s->next_serial + 1, known);
   if (!gpures__session_grow((void **)&s->flights, &s->cap_flights, s->num_flights,
                             sizeof *s->flights, SESSION_MAX_IN_FLIGHT) ||
       (!known && !gpures__session_grow((void **)&s->known, &s->cap_known, s->num_known,
@@ -91,8 +126,11 @@ static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
                         "the peer holds %u frames of %u buffers, the most a session tracks (or "
                         "memory ran out)", s->num_flights, s->num_known);
-  int status = send_fence(op, s, handle, buffer, s->next_serial + 1, out_sent);
-  if (status != GPURES_OK || !*out_sent) return status;
+  uint64_t serial = 0;
+  uint32_t ready = 0;
+  int status = lead_with_fence(op, s, handle, buffer, &serial, &ready);
+  if (status != GPURES_OK || !ready) return status;
+  as_frame(&msg, buffer, serial, known);
   status = gpures_clone(handle); /* the peer's reference, until its release comes back */
   if (status != GPURES_OK) return gpures__refail(op, status);
   status = send_with_fds(op, s->fd, &msg, handle, out_sent);
@@ -100,23 +138,45 @@ static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle
     (void)gpures_release(handle);
     return status;
   }
-  s->flights[s->num_flights++] = (in_flight){++s->next_serial, buffer, handle};
+  message_sent(s, serial);
+  s->flights[s->num_flights++] = (in_flight){serial, buffer, handle};
   if (!known) s->known[s->num_known++] = buffer, s->stats.announced++;
-  s->stats.frames++;
   s->stats.in_flight++;
   return GPURES_OK;
 }
 
-static int send_frame(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
-                      const gpures__wire_message *msg, uint32_t flags, uint32_t *out_sent) {
+/*
+** One try at a handle without a buffer identity: it goes whole, as over a
+** plain channel, with a serial only so that its FENCE can name it (older
+** receivers compare the two and nothing more). Locked.
+*/
+static int try_send_handle(gpures__op op, gpures_session *s, gpures_handle handle,
+                           gpures__wire_message msg, uint32_t *out_sent) {
+  uint64_t serial = 0;
+  uint32_t ready = 0;
+  int status = lead_with_fence(op, s, handle, 0, &serial, &ready);
+  if (status != GPURES_OK || !ready) return status;
+  msg.h.serial = serial;
+  status = send_with_fds(op, s->fd, &msg, handle, out_sent);
+  if (status == GPURES_OK && *out_sent) message_sent(s, serial);
+  return status;
+}
+
+/*
+** Tries until the message goes, waiting for room outside the lock (releases
+** keep coming in meanwhile), or once with NONBLOCK.
+*/
+static int send_message(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
+                        const gpures__wire_message *msg, uint32_t flags, uint32_t *out_sent) {
   for (;;) {
     pthread_mutex_lock(&s->mu);
     int status = s->closed || s->ended
                      ? gpures__fail(op, GPURES_E_STALE, "channel", "the session has ended")
-                     : try_send_frame(op, s, handle, buffer, *msg, out_sent);
+                 : buffer ? try_send_frame(op, s, handle, buffer, *msg, out_sent)
+                          : try_send_handle(op, s, handle, *msg, out_sent);
     pthread_mutex_unlock(&s->mu);
     if (status != GPURES_OK || *out_sent || (flags & GPURES_CHANNEL_NONBLOCK)) return status;
-    uint32_t ready = 0; /* full: wait for room outside the lock, so releases keep coming in */
+    uint32_t ready = 0;
     status = gpures_channel_wait(s->fd, GPURES_CHANNEL_WRITABLE, -1, &ready);
     if (status != GPURES_OK) return gpures__refail(op, status);
   }
@@ -137,17 +197,7 @@ int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
   if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__wire_message msg;
   if ((status = gpures__wire_encode(&op, handle, &msg)) != GPURES_OK) return status;
-  if (buffer) return send_frame(op, s, handle, buffer, &msg, flags, out_sent);
-  for (;;) { /* a handle without a buffer identity goes whole, as over a plain channel */
-    pthread_mutex_lock(&s->mu);
-    status = send_fence(op, s, handle, 0, 0, out_sent); /* a plain handle: buffer and serial 0 */
-    if (status == GPURES_OK && *out_sent) status = send_with_fds(op, s->fd, &msg, handle, out_sent);
-    pthread_mutex_unlock(&s->mu);
-    if (status != GPURES_OK || *out_sent || (flags & GPURES_CHANNEL_NONBLOCK)) return status;
-    uint32_t ready = 0;
-    if ((status = gpures_channel_wait(s->fd, GPURES_CHANNEL_WRITABLE, -1, &ready)) != GPURES_OK)
-      return gpures__refail(op, status);
-  }
+  return send_message(op, s, handle, buffer, &msg, flags, out_sent);
 }
 
 /* --------------------------------------------------- releases coming back */

@@ -34,6 +34,16 @@ typedef struct cached_buffer {
   unsigned char desc[GPURES__DESC_MAX];
 } cached_buffer;
 
+/*
+** SEND: a FENCE that went while the message it leads (frame, serial) found
+** the socket full. The retry of that frame sends the message alone; anything
+** else sent first spends the serial, so the FENCE names nothing that arrives.
+*/
+typedef struct led_fence {
+  gpures_handle frame, fence; /* handle values, compared only: no reference is held */
+  uint64_t buffer, serial;
+} led_fence;
+
 /* A notice (RELEASE, FORGET) that found the socket full, sent when it has room. */
 typedef struct pending_notice {
   uint32_t type;
@@ -53,7 +63,8 @@ struct gpures_session {
   bool closed;            /* gpures_session_close() ran: nothing more is sent */
   bool ended;             /* the peer hung up */
   gpures_session_stats stats;
-  uint64_t next_serial;
+  uint64_t next_serial;    /* SEND: the last serial spent (frames and plain handles alike) */
+  led_fence led;           /* SEND: a FENCE on the wire whose message is not (frame 0: none) */
   uint64_t *known; uint32_t num_known, cap_known;           /* SEND: buffers the peer has */
   in_flight *flights; uint32_t num_flights, cap_flights;    /* SEND */
   cached_buffer **cache; uint32_t num_cache, cap_cache;     /* RECEIVE */
@@ -62,6 +73,7 @@ struct gpures_session {
   gpures_handle fence;    /* RECEIVE: a FENCE that came, waiting for its frame (0: none) */
   uint64_t fence_buffer, fence_serial; /* the frame it names (0, 0: the next plain handle) */
   bool fence_lost;        /* a FENCE was refused or dropped: the frame it named must be refused too */
+  bool lost_unnamed;      /* ... and its header was cut before buffer and serial: the next one is */
   uint64_t lost_buffer, lost_serial;
 };
 
