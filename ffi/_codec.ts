@@ -334,7 +334,9 @@ export class Codec {
     const view = bytes === this.#bytes ? this.#view : new DataView(bytes.buffer);
     bytes.fill(0);
     view.setUint32(0, this.kind.descSize, true);
-    const encode = built ? (this.#built ??= compile(this.kind, false, this.#what).encode) : this.#own.encode;
+    const encode = built
+      ? (this.#built ??= compile(this.kind, false, this.#what).encode)
+      : this.#own.encode;
     encode(desc, view, bytes);
   }
 

@@ -96,7 +96,13 @@ function integer(what: string, path: string, v: unknown, min: number, max: numbe
  * (like every integer field of a descriptor). Anything else (a fraction, NaN,
  * a string, a value past the range) is refused, never rounded or wrapped.
  */
-export function countOption(what: string, field: string, v: unknown, min: number, max: number): number {
+export function countOption(
+  what: string,
+  field: string,
+  v: unknown,
+  min: number,
+  max: number,
+): number {
   return integer(what, field, v, min, max);
 }
 

@@ -14,7 +14,7 @@ import { cPath, Socket } from "./_socket.ts";
 import { booleanOption, optionsBag, own, timeoutOption } from "./_values.ts";
 import { check, lastError } from "./_native.ts";
 import { GpuResource } from "./gpu_resource.ts";
-import { errorFor, GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
+import { errorFor, type GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
 import { PlaneCache } from "./plane_cache.ts";
 import type { PlaneView } from "./planes.ts";

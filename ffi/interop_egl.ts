@@ -73,7 +73,10 @@ export class EglImporter extends Importer {
     if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
     const capacity = capacityArg(own(options, "capacity"));
     const display = pointerArg(own(options, "display") as PointerArg, "display");
-    const getProcAddress = pointerArg(own(options, "getProcAddress") as PointerArg, "getProcAddress");
+    const getProcAddress = pointerArg(
+      own(options, "getProcAddress") as PointerArg,
+      "getProcAddress",
+    );
     const desc = new Uint8Array(DESC_SIZE);
     const view = new DataView(desc.buffer);
     view.setUint32(0, DESC_SIZE, true);

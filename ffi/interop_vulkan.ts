@@ -71,7 +71,11 @@ const IMPORT_BUFFER = 2;
 
 const WHAT = "create a VulkanImporter";
 
-function flag(options: VulkanImporterOptions, name: "image" | "buffer", fallback: boolean): boolean {
+function flag(
+  options: VulkanImporterOptions,
+  name: "image" | "buffer",
+  fallback: boolean,
+): boolean {
   return booleanOption(WHAT, name, own(options, name), fallback);
 }
 
@@ -110,7 +114,9 @@ export class VulkanImporter extends Importer {
     const desc = new DataView(new ArrayBuffer(DESC_SIZE));
     desc.setUint32(0, DESC_SIZE, true);
     desc.setUint32(4, (image ? IMPORT_IMAGE : 0) | (buffer ? IMPORT_BUFFER : 0), true);
-    for (const [at, name] of POINTERS) desc.setBigUint64(at, address(own(options, name), name), true);
+    for (const [at, name] of POINTERS) {
+      desc.setBigUint64(at, address(own(options, name), name), true);
+    }
     desc.setUint32(40, u32Option(own(options, "capacity"), "capacity"), true);
     desc.setUint32(44, u32Option(own(options, "usage"), "usage"), true);
     const out = new BigUint64Array(1);

@@ -145,7 +145,9 @@ function rowOf(name: PixelFormatName | number): PixelFormatRow {
       }: ${ids}, PixelFormat.fromFourcc() looks up a fourcc`
       : `; ${ids} (PixelFormat.fromFourcc() looks up a DRM fourcc)`;
     throw new InvalidHandleError(
-      `Unknown pixel format ${typeof name === "string" ? JSON.stringify(name) : String(name)}${hint}`,
+      `Unknown pixel format ${
+        typeof name === "string" ? JSON.stringify(name) : String(name)
+      }${hint}`,
       "INVALID_VALUE",
       "format",
     );

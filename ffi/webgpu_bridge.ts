@@ -353,7 +353,14 @@ export class WebGpuFrameUploader {
   constructor(device: GPUDevice, options: WebGpuFrameUploaderOptions = {}) {
     const what = "create a WebGpuFrameUploader";
     optionsBag(what, options);
-    const maxShapes = optionalCount(what, "maxShapes", own(options, "maxShapes"), 1, 0xffff_ffff, 4);
+    const maxShapes = optionalCount(
+      what,
+      "maxShapes",
+      own(options, "maxShapes"),
+      1,
+      0xffff_ffff,
+      4,
+    );
     this.device = device;
     this.#maxShapes = maxShapes;
     this.#maxDimension = device.limits.maxTextureDimension2D;

@@ -15,7 +15,9 @@ self.onmessage = ({ data }: MessageEvent<Call>) => {
   try {
     let result: string;
     if (data.op === "popBlocking") {
-      const got = FrameQueue.from(data.target as SharedArrayBuffer).popBlocking(data.value as number);
+      const got = FrameQueue.from(data.target as SharedArrayBuffer).popBlocking(
+        data.value as number,
+      );
       result = got === null ? "null" : got === undefined ? "timed out" : "frame";
       got?.release();
     } else {

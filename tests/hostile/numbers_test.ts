@@ -102,7 +102,9 @@ async function outcomeOf(
 
 /** Asserts that the outcome of a wait given timeout `v` is what the rule says. */
 function assertTimeoutRule(where: string, field: string, v: unknown, outcome: Outcome): void {
-  const label = `${where} with ${typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" : String(v)}`;
+  const label = `${where} with ${
+    typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" : String(v)
+  }`;
   const verdict = timeoutVerdict(v);
   if (outcome.ended === "threw") {
     const e = outcome.error;
@@ -211,7 +213,13 @@ Deno.test({
     for (const v of HOSTILE) {
       const reply = waits.call("popBlocking", queue.buffer, v);
       const frame = () =>
-        CpuBytes.create({ data: new Uint8Array(64), rowPitch: 64, format: "R16U", width: 32, height: 1 });
+        CpuBytes.create({
+          data: new Uint8Array(64),
+          rowPitch: 64,
+          format: "R16U",
+          width: 32,
+          height: 1,
+        });
       await outcomeOf(() => reply, () => queue.push(frame()), () => false);
       assertTimeoutRule("FrameQueue.popBlocking(timeoutMs)", "timeoutMs", v, replied(await reply));
     }
@@ -231,7 +239,9 @@ function assertCountRule(
   f: (v: unknown) => unknown,
 ): void {
   for (const v of HOSTILE) {
-    const label = `${where} with ${typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" : String(v)}`;
+    const label = `${where} with ${
+      typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" : String(v)
+    }`;
     const honoured = countHonoured(v, min, max);
     let error: unknown;
     try {
@@ -263,32 +273,83 @@ Deno.test({
     assertCountRule("FramePool.create width", "width", 1, U32_MAX, (v) => pool({ width: v })());
     assertCountRule("FramePool.create height", "height", 1, U32_MAX, (v) => pool({ height: v })());
     assertCountRule("FramePool.create slots", "slots", 1, 256, (v) => pool({ slots: v })());
-    assertCountRule("FramePool.create rowAlign", "rowAlign", 1, 4096, (v) => pool({ rowAlign: v })());
+    assertCountRule(
+      "FramePool.create rowAlign",
+      "rowAlign",
+      1,
+      4096,
+      (v) => pool({ rowAlign: v })(),
+    );
     assertCountRule("new FrameQueue", "capacity", 1, 4096, (v) => new FrameQueue(v as number));
-    assertCountRule("PixelFormat.layout width", "width", 0, U32_MAX, (v) =>
-      PixelFormat.layout("RgbaU8", v as number, 16));
-    assertCountRule("PixelFormat.layout rowAlign", "rowAlign", 0, U32_MAX, (v) =>
-      PixelFormat.layout("RgbaU8", 16, 16, { rowAlign: v as number }));
-    assertCountRule("PixelFormat.planeExtent plane", "plane", 0, 0, (v) =>
-      PixelFormat.planeExtent("RgbaU8", v as number, 16, 16));
-    assertCountRule("PixelFormat.planeExtent height", "height", 0, U32_MAX, (v) =>
-      PixelFormat.planeExtent("RgbaU8", 0, 16, v as number));
-    assertCountRule("PixelFormat.frameSize rowPitch", "rowPitch", 0, U32_MAX, (v) =>
-      PixelFormat.frameSize("RgbaU8", 16, 16, v as number));
+    assertCountRule(
+      "PixelFormat.layout width",
+      "width",
+      0,
+      U32_MAX,
+      (v) => PixelFormat.layout("RgbaU8", v as number, 16),
+    );
+    assertCountRule(
+      "PixelFormat.layout rowAlign",
+      "rowAlign",
+      0,
+      U32_MAX,
+      (v) => PixelFormat.layout("RgbaU8", 16, 16, { rowAlign: v as number }),
+    );
+    assertCountRule(
+      "PixelFormat.planeExtent plane",
+      "plane",
+      0,
+      0,
+      (v) => PixelFormat.planeExtent("RgbaU8", v as number, 16, 16),
+    );
+    assertCountRule(
+      "PixelFormat.planeExtent height",
+      "height",
+      0,
+      U32_MAX,
+      (v) => PixelFormat.planeExtent("RgbaU8", 0, 16, v as number),
+    );
+    assertCountRule(
+      "PixelFormat.frameSize rowPitch",
+      "rowPitch",
+      0,
+      U32_MAX,
+      (v) => PixelFormat.frameSize("RgbaU8", 16, 16, v as number),
+    );
     using frame = rgbaFrame(memfd(32 * 32 * 4), { takeOwnership: true });
     assertCountRule("dupFd index", "index", 0, 0, (v) => {
       const fd = frame.dupFd(v as number);
       Deno.dlopen("libc.so.6", { close: { parameters: ["i32"], result: "i32" } }).symbols.close(fd);
     });
     const device = { limits: { maxTextureDimension2D: 8192 } } as unknown as GPUDevice;
-    assertCountRule("new WebGpuFrameUploader maxShapes", "maxShapes", 1, U32_MAX, (v) =>
-      new WebGpuFrameUploader(device, { maxShapes: v as number }));
+    assertCountRule(
+      "new WebGpuFrameUploader maxShapes",
+      "maxShapes",
+      1,
+      U32_MAX,
+      (v) => new WebGpuFrameUploader(device, { maxShapes: v as number }),
+    );
     const pointers = { instance: null, physicalDevice: null, device: null };
-    assertCountRule("VulkanImporter.create capacity", "capacity", 0, U32_MAX, (v) =>
-      VulkanImporter.create({ ...pointers, capacity: v as number }));
-    assertCountRule("EglImporter.create capacity", "capacity", 0, U32_MAX, (v) =>
-      EglImporter.create({ display: null, capacity: v as number }));
-    assertCountRule("CudaImporter.create device", "device", 0, 2 ** 31 - 1, (v) =>
-      CudaImporter.create({ device: v as number }));
+    assertCountRule(
+      "VulkanImporter.create capacity",
+      "capacity",
+      0,
+      U32_MAX,
+      (v) => VulkanImporter.create({ ...pointers, capacity: v as number }),
+    );
+    assertCountRule(
+      "EglImporter.create capacity",
+      "capacity",
+      0,
+      U32_MAX,
+      (v) => EglImporter.create({ display: null, capacity: v as number }),
+    );
+    assertCountRule(
+      "CudaImporter.create device",
+      "device",
+      0,
+      2 ** 31 - 1,
+      (v) => CudaImporter.create({ device: v as number }),
+    );
   },
 });
