@@ -204,7 +204,11 @@ function decodeNode(n: Node, index: number): { local?: string; prop: string } {
  * only own properties (a user's descriptor); without it, a descriptor gpures
  * built itself from values already read that way skips the checks.
  */
-function compile(kind: KindRow, checkOwn: boolean): { encode: Encode; decode: Decode } {
+function compile(
+  kind: KindRow,
+  checkOwn: boolean,
+  what: string,
+): { encode: Encode; decode: Decode } {
   const nodes = nodesOf(kind);
   // A plain object's inherited properties can only be Object.prototype's: while
   // that has no such key (an `in` check, fast), the own-property call is skipped.
@@ -247,7 +251,7 @@ function compile(kind: KindRow, checkOwn: boolean): { encode: Encode; decode: De
     "refuse",
     source,
   )(
-    kind.name,
+    what,
     kind.fields,
     enumValues,
     enumNames,
@@ -282,13 +286,17 @@ export class Codec {
   #outPointer: Deno.PointerValue | undefined;
   #busy = false;
 
-  constructor(readonly kind: KindRow) {
+  /** What a refused value says failed: "create VkImage", "set metadata". */
+  readonly #what: string;
+
+  constructor(readonly kind: KindRow, what = `create ${kind.name}`) {
+    this.#what = what;
     // Their own ArrayBuffers, so the addresses computed once stay the bytes' addresses.
     this.#bytes = new Uint8Array(new ArrayBuffer(kind.descSize));
     this.#view = new DataView(this.#bytes.buffer);
     this.out = new Uint8Array(new ArrayBuffer(kind.descSize));
     this.#outView = new DataView(this.out.buffer);
-    this.#own = compile(kind, true);
+    this.#own = compile(kind, true, what);
   }
 
   /** Descriptor bytes for one create, until end(): the shared ones, or fresh ones when in use. */
@@ -321,12 +329,14 @@ export class Codec {
    */
   encode(desc: Record<string, unknown>, bytes: Uint8Array, built = false): void {
     if (typeof desc !== "object" || desc === null) {
-      refuse(this.kind.name, "desc", `must be an object, not ${show(desc)}`);
+      refuse(this.#what, "desc", `must be an object, not ${show(desc)}`);
     }
     const view = bytes === this.#bytes ? this.#view : new DataView(bytes.buffer);
     bytes.fill(0);
     view.setUint32(0, this.kind.descSize, true);
-    const encode = built ? (this.#built ??= compile(this.kind, false).encode) : this.#own.encode;
+    const encode = built
+      ? (this.#built ??= compile(this.kind, false, this.#what).encode)
+      : this.#own.encode;
     encode(desc, view, bytes);
   }
 

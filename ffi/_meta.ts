@@ -9,7 +9,7 @@ import type { FrameMeta, FrameMetaInit } from "./_types.ts";
 
 let codec: Codec | undefined;
 let out: DataView | undefined; // over codec.out, where gpures_meta_get writes
-const metaCodec = () => codec ??= new Codec(FRAME_META);
+const metaCodec = () => codec ??= new Codec(FRAME_META, "set metadata");
 const idOut = new BigUint64Array(1);
 
 /** Stores `meta` in the handle (null removes it). */

@@ -74,22 +74,111 @@ export function show(v: unknown): string {
   return Array.isArray(v) ? "an array" : `a ${v.constructor?.name ?? "object"}`;
 }
 
-/** Throws the InvalidHandleError of a bad descriptor field. */
-export function refuse(kind: string, path: string, message: string): never {
-  throw new InvalidHandleError(`Cannot create ${kind}: ${path} ${message}`, "INVALID_VALUE", path);
+/**
+ * Throws the InvalidHandleError of a bad field, argument or option: "Cannot
+ * `what`: `path` `message`". `what` is the call that failed ("create VkImage",
+ * "set metadata", "acquire").
+ */
+export function refuse(what: string, path: string, message: string): never {
+  throw new InvalidHandleError(`Cannot ${what}: ${path} ${message}`, "INVALID_VALUE", path);
 }
 
-function integer(kind: string, path: string, v: unknown, min: number, max: number): number {
+function integer(what: string, path: string, v: unknown, min: number, max: number): number {
   const n = typeof v === "bigint" ? Number(v) : v;
   if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
-    refuse(kind, path, `must be an integer from ${min} to ${max}, not ${show(v)}`);
+    refuse(what, path, `must be an integer from ${min} to ${max}, not ${show(v)}`);
   }
-  return n;
+  return n + 0; // -0 is 0 (Deno's FFI refuses -0 as an unsigned integer)
+}
+
+/**
+ * A count or size: an integer from `min` to `max`, as a number or a bigint
+ * (like every integer field of a descriptor). Anything else (a fraction, NaN,
+ * a string, a value past the range) is refused, never rounded or wrapped.
+ */
+export function countOption(
+  what: string,
+  field: string,
+  v: unknown,
+  min: number,
+  max: number,
+): number {
+  return integer(what, field, v, min, max);
+}
+
+/** An optional count (absent, that is undefined, not null: `absent`). */
+export function optionalCount(
+  what: string,
+  field: string,
+  v: unknown,
+  min: number,
+  max: number,
+  absent: number,
+): number {
+  return v === undefined ? absent : integer(what, field, v, min, max);
 }
 
 /** An optional whole-number option from 0 to `max` (absent: 0, the C library's default). */
-export function integerOption(kind: string, field: string, v: unknown, max: number): number {
-  return v === undefined ? 0 : integer(kind, field, v, 0, max);
+export function integerOption(what: string, field: string, v: unknown, max: number): number {
+  return v === undefined ? 0 : integer(what, field, v, 0, max);
+}
+
+/**
+ * The longest wait the library counts, in milliseconds: its waits take 64-bit
+ * nanoseconds (2^63 ns is about 292 years). A longer timeout means no limit.
+ */
+const MAX_TIMEOUT_MS = 9e12;
+
+/**
+ * A timeout in milliseconds, as the one rule of the module has it: a number,
+ * 0 or more (fractions count); Infinity, or anything past what the library
+ * can count (about 285 years), is Infinity: no limit, as a caller of a
+ * setTimeout-like API means by it. NaN, negatives and non-numbers are refused
+ * naming `field`. `absent`: the value for undefined. Allocates nothing.
+ */
+export function timeoutOption(what: string, field: string, v: unknown, absent: number): number {
+  if (v === undefined) return absent;
+  if (typeof v !== "number" || !(v >= 0)) {
+    refuse(what, field, `must be a number of milliseconds, 0 or more, or Infinity, not ${show(v)}`);
+  }
+  return v > MAX_TIMEOUT_MS ? Infinity : v + 0; // + 0: -0 is 0
+}
+
+/** A timeout from timeoutOption() as the library's nanoseconds (rounded up); -1: no limit. */
+export function timeoutNanos(ms: number): bigint {
+  return ms === Infinity ? -1n : BigInt(Math.ceil(ms * 1e6));
+}
+
+/**
+ * The options bag `options` of `what`: undefined or an object, whose own
+ * properties alone are read (with own()).
+ */
+export function optionsBag(what: string, options: unknown, field = "options"): object | undefined {
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    refuse(what, field, `must be an object, not ${show(options)}`);
+  }
+  return options as object | undefined;
+}
+
+/** An optional boolean option (absent: `absent`). */
+export function booleanOption(what: string, field: string, v: unknown, absent: boolean): boolean {
+  if (v === undefined) return absent;
+  if (typeof v !== "boolean") refuse(what, field, `must be a boolean, not ${show(v)}`);
+  return v;
+}
+
+/**
+ * What an unknown name of `names` should have been: the name that differs only
+ * in case, or the list of every name.
+ */
+export function suggestName(given: unknown, names: Iterable<string>): string {
+  const all = [...names];
+  if (typeof given === "string") {
+    const lower = given.toLowerCase().replace(/[-_ ]/g, "");
+    const close = all.find((n) => n.toLowerCase() === lower);
+    if (close !== undefined) return `did you mean ${JSON.stringify(close)}?`;
+  }
+  return `one of ${all.join(", ")}`;
 }
 
 /**
@@ -137,14 +226,22 @@ export function writeValue(
       return f.size === 8 ? view.setBigUint64(at, a, true) : view.setUint32(at, Number(a), true);
     }
     case FIELD.UUID:
-      if (!(v instanceof Uint8Array) || v.length !== 16) {
+      if (v instanceof Uint8Array && v.length !== 16) {
+        refuse(kind, path, `must be 16 bytes, not ${v.length}`);
+      }
+      if (!(v instanceof Uint8Array)) {
         refuse(kind, path, `must be a Uint8Array of 16 bytes, not ${show(v)}`);
       }
       return new Uint8Array(view.buffer, view.byteOffset + at, 16).set(v);
     case FIELD.ENUM: {
       const value = typeof v === "string" ? enumValue(f.enumSet, v) : v;
       if (typeof v === "string" && value === undefined) {
-        refuse(kind, path, `must be a ${ENUM_SETS[f.enumSet]} name, not ${show(v)}`);
+        const names = enumValues.get(f.enumSet)!.keys();
+        refuse(
+          kind,
+          path,
+          `must be a ${ENUM_SETS[f.enumSet]} name, not ${show(v)}: ${suggestName(v, names)}`,
+        );
       }
       return view.setUint32(at, integer(kind, path, value, 0, U32_MAX), true);
     }

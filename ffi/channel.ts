@@ -11,10 +11,10 @@
 
 import { lib } from "./_load.ts";
 import { cPath, Socket } from "./_socket.ts";
-import { own } from "./_values.ts";
+import { booleanOption, optionsBag, own, timeoutOption } from "./_values.ts";
 import { check, lastError } from "./_native.ts";
 import { GpuResource } from "./gpu_resource.ts";
-import { InvalidHandleError, ReleasedError } from "./errors.ts";
+import { errorFor, type GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
 import type { DmaBufHandle, VkOpaqueFd } from "./variants.ts";
 import { PlaneCache } from "./plane_cache.ts";
 import type { PlaneView } from "./planes.ts";
@@ -45,7 +45,9 @@ const unclosed = new FinalizationRegistry<{ socket: Socket }>((held) => held.soc
 export interface ConnectOptions {
   /**
    * Milliseconds to wait for a listener to appear at the path (the other
-   * process may not have started yet); 0, the default, fails at once.
+   * process may not have started yet); 0, the default, fails at once;
+   * Infinity: no limit. NaN, negatives and non-numbers are refused
+   * (InvalidHandleError, field "wait").
    */
   wait?: number;
 }
@@ -202,18 +204,12 @@ export class Channel extends EventTarget {
    */
   static async connect(path: string | URL, options: ConnectOptions = {}): Promise<Channel> {
     const bytes = cPath(path, "connect");
-    const wait = own(options, "wait") ?? 0;
-    if (typeof wait !== "number" || !(wait >= 0)) {
-      throw new InvalidHandleError(
-        `Cannot connect: wait must be a number of milliseconds, not ${String(wait)}`,
-        "INVALID_VALUE",
-        "wait",
-      );
-    }
+    optionsBag("connect", options);
+    const wait = timeoutOption("connect", "wait", own(options, "wait"), 0);
     const until = performance.now() + wait;
     for (;;) {
       const status = lib().gpures_channel_connect(bytes, NONBLOCK, i32Out);
-      if (status !== 0 && performance.now() >= until) check(status);
+      if (status !== 0 && performance.now() >= until) throw waited(lastError(status), wait);
       if (status === 0 && i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
       // Nobody listens yet, or the listener has not accepted the connections before this one.
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -368,7 +364,8 @@ export class Channel extends EventTarget {
    */
   async receive(options: ReceiveOptions = {}): Promise<ChannelResource | null> {
     const s = lib();
-    const trust = own(options, "allowUnsealed") === true;
+    optionsBag("receive", options);
+    const trust = booleanOption("receive", "allowUnsealed", own(options, "allowUnsealed"), false);
     const flags = NONBLOCK | (trust ? ALLOW_UNSEALED : 0);
     const session = this.#session(SESSION_RECEIVE, "receive");
     for (;;) {
@@ -495,6 +492,12 @@ export class ChannelListener {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+/** A connect's failure after waiting `wait` ms says that it waited, and how long. */
+function waited(error: GpuResourceError, wait: number): GpuResourceError {
+  if (wait === 0) return error;
+  return errorFor(error.code, `${error.message} (waited ${wait} ms for a listener)`, error.field);
 }
 
 const fencePair = new BigUint64Array(2);

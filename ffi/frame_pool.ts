@@ -7,7 +7,17 @@ import { lib } from "./_load.ts";
 import { check, lastError, native } from "./_native.ts";
 import { addRecord, dropToken, eventQueue, takeToken } from "./_keep_alive.ts";
 import { consumedFlag } from "./_create.ts";
-import { enumValue, own } from "./_values.ts";
+import {
+  countOption,
+  enumValue,
+  optionalCount,
+  optionsBag,
+  own,
+  refuse,
+  show,
+  suggestName,
+  timeoutOption,
+} from "./_values.ts";
 import type { PixelFormatName } from "./_types.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import {
@@ -25,6 +35,17 @@ import type { DmaBufHandle } from "./dma_buf.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
 const STALE = 6;
+const U32_MAX = 0xffff_ffff;
+const MAX_SLOTS = 256;
+const MAX_ROW_ALIGN = 4096;
+/** The longest slice of a wait the library's i32 milliseconds take; longer waits go on in slices. */
+const MAX_WAIT_SLICE_MS = 0x7fff_ffff;
+
+/** A required count option. */
+function required(what: string, field: string, v: unknown, max: number): number {
+  if (v === undefined) refuse(what, field, "is missing");
+  return countOption(what, field, v, 1, max);
+}
 const TIMED_OUT = 12;
 const CANCELLED = 13;
 
@@ -32,11 +53,11 @@ const CANCELLED = 13;
 export interface FramePoolOptions {
   /** A pixel format with a DRM fourcc: NV12, P010LE, YUV420P, RgbaU8, ... */
   format: PixelFormatName;
-  /** Frame width in pixels. */
+  /** Frame width in pixels, an integer from 1 (the frame's bytes must stay below 2^32). */
   width: number;
-  /** Frame height in pixels. */
+  /** Frame height in pixels, an integer from 1. */
   height: number;
-  /** Frames the pool holds, 1 to 256. */
+  /** Frames the pool holds, an integer from 1 to 256. */
   slots: number;
   /** Row and plane alignment in bytes, a power of two up to 4096 (default 64). */
   rowAlign?: number;
@@ -54,7 +75,11 @@ export interface TryAcquireOptions {
 
 /** What {@link FramePool.acquire} takes. */
 export interface AcquireOptions extends TryAcquireOptions {
-  /** Milliseconds to wait for a free slot (default: no limit); then TimeoutError. */
+  /**
+   * Milliseconds to wait for a free slot, then TimeoutError: 0 or more
+   * (fractions count); Infinity or absent: no limit. NaN, negatives and
+   * non-numbers are refused (InvalidHandleError, field "timeout").
+   */
   timeout?: number;
   /** Ends the wait; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -138,42 +163,57 @@ export class FramePool {
   /** The options the pool was made with. */
   readonly options: Readonly<Required<FramePoolOptions>>;
 
-  private constructor(pool: Deno.PointerValue, options: Required<FramePoolOptions>) {
+  private constructor(
+    pool: Deno.PointerValue,
+    options: Required<FramePoolOptions>,
+    layout: FrameLayout,
+  ) {
     this.#pool = pool;
     this.#views = new PlaneCache(options.slots);
     this.options = Object.freeze(options);
-    this.layout = PixelFormat.layout(options.format, options.width, options.height, {
-      rowAlign: options.rowAlign,
-    });
+    this.layout = layout;
     unclosed.register(this, pool, this);
   }
 
-  /** Allocates every slot now; throws InvalidHandleError naming a bad option. */
+  /**
+   * Allocates every slot now. Every option is checked first, own properties
+   * only, and nothing is made for a bad one: InvalidHandleError naming it.
+   * `options` then holds exactly what was made.
+   */
   static create(options: FramePoolOptions): FramePool {
-    const format = enumValue(1, options.format);
+    const what = "create a FramePool";
+    if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
+    const name = own(options, "format");
+    const format = typeof name === "string" ? enumValue(1, name) : undefined;
     if (format === undefined) {
-      throw new InvalidHandleError(
-        `Cannot create a FramePool: format ${JSON.stringify(options.format)} is not a PixelFormat`,
-        "INVALID_VALUE",
-        "format",
-      );
+      const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
+      refuse(what, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
     }
+    const made: Required<FramePoolOptions> = {
+      format: name as PixelFormatName,
+      width: required(what, "width", own(options, "width"), U32_MAX),
+      height: required(what, "height", own(options, "height"), U32_MAX),
+      slots: required(what, "slots", own(options, "slots"), MAX_SLOTS),
+      rowAlign: optionalCount(what, "rowAlign", own(options, "rowAlign"), 1, MAX_ROW_ALIGN, 64),
+    };
+    // The layout checks the extent and alignment (a power of two, a buffer below 2^32)
+    // before the native pool exists, so no refusal can come after its slots were made.
+    const layout = PixelFormat.layout(made.format, made.width, made.height, {
+      rowAlign: made.rowAlign,
+    });
     const desc = new Uint32Array([
       32,
       0,
       format,
-      options.width,
-      options.height,
-      options.slots,
-      options.rowAlign ?? 64,
+      made.width,
+      made.height,
+      made.slots,
+      made.rowAlign,
       0,
     ]);
     const out = new BigUint64Array(1);
     check(lib().gpures_pool_create(desc, out));
-    return new FramePool(Deno.UnsafePointer.create(out[0]), {
-      rowAlign: 64,
-      ...options,
-    });
+    return new FramePool(Deno.UnsafePointer.create(out[0]), made, layout);
   }
 
   /**
@@ -199,7 +239,12 @@ export class FramePool {
         "memory",
       );
     }
-    const { format, width, height, rowAlign } = pick;
+    const [format, width, height, rowAlign] = [
+      own(pick, "format"),
+      own(pick, "width"),
+      own(pick, "height"),
+      own(pick, "rowAlign"),
+    ] as [PixelFormatName, number, number, number];
     return FramePool.create({ format, width, height, slots, rowAlign });
   }
 
@@ -212,6 +257,7 @@ export class FramePool {
 
   /** A free frame now, or null when every slot is held (a producer that drops frames). */
   tryAcquire(options: TryAcquireOptions = {}): DmaBufHandle | null {
+    optionsBag("acquire", options);
     const out = new BigUint64Array(1);
     const keep = keepAliveOptions(own(options, "keepAlive"));
     const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, keep.bytes, out);
@@ -227,15 +273,9 @@ export class FramePool {
    * when it aborts, and with ReleasedError once the pool is closed.
    */
   async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
+    optionsBag("acquire", options);
     const keepAlive = own(options, "keepAlive") as TryAcquireOptions["keepAlive"];
-    const timeout = own(options, "timeout") ?? -1;
-    if (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < -1) {
-      throw new InvalidHandleError(
-        `Cannot acquire: timeout must be a whole number of milliseconds, not ${String(timeout)}`,
-        "INVALID_VALUE",
-        "timeout",
-      );
-    }
+    const timeout = timeoutOption("acquire", "timeout", own(options, "timeout"), Infinity);
     const signal = own(options, "signal") as AbortSignal | undefined;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw new InvalidHandleError(
@@ -253,17 +293,21 @@ export class FramePool {
     signal?.addEventListener("abort", abort, { once: true });
     // While a wait runs on its thread the native pool must outlive it: close() defers to the last.
     this.#waiting.add(ticket);
-    const until = timeout < 0 ? Infinity : performance.now() + timeout;
+    const until = performance.now() + timeout; // Infinity: no limit
     try {
       for (;;) {
         // Wait off the event loop for a slot to come free, then take it here: another
         // acquire may be faster, and then this one waits again for what time is left.
-        const left = until === Infinity ? -1 : Math.max(0, Math.ceil(until - performance.now()));
+        // The library counts a wait in i32 milliseconds: a longer timeout waits in slices.
+        const left = until === Infinity
+          ? -1
+          : Math.min(MAX_WAIT_SLICE_MS, Math.max(0, Math.ceil(until - performance.now())));
         // Bound to this isolate's queue: if the isolate ends first (a terminated Worker), the
         // wait ends with it instead of parking one of Deno's threads for good.
         const queue = eventQueue(native());
         const status = await lib().gpures_pool_wait_queue_async(pool, left, ticket, queue);
         if (status === CANCELLED && signal?.aborted) throw signal.reason;
+        if (status === TIMED_OUT && performance.now() < until) continue;
         if (status !== 0) throw this.#waitError(status, timeout);
         const frame = this.tryAcquire({ keepAlive });
         if (frame) return frame;

@@ -6,6 +6,7 @@
 import type { AnyResource } from "./variants.ts";
 import { GpuResource } from "./gpu_resource.ts";
 import { InvalidHandleError, ReleasedError } from "./errors.ts";
+import { countOption, timeoutOption } from "./_values.ts";
 import "./variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
 // Int32 words at the buffer's start; the slots (one 64-bit handle each) follow.
@@ -46,17 +47,9 @@ export class FrameQueue {
   readonly #words: Int32Array;
   readonly #slots: BigInt64Array;
 
-  /** A queue of `capacity` frames (1 to 4096; at least the producer's pool slots). */
+  /** A queue of `capacity` frames (an integer from 1 to 4096; at least the producer's pool slots). */
   constructor(capacity = 16) {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
-      throw new InvalidHandleError(
-        `Cannot make a FrameQueue: capacity must be a whole number from 1 to ${MAX_CAPACITY}, not ${
-          String(capacity)
-        }`,
-        "INVALID_VALUE",
-        "capacity",
-      );
-    }
+    capacity = countOption("make a FrameQueue", "capacity", capacity, 1, MAX_CAPACITY);
     this.buffer = opening ?? new SharedArrayBuffer(HEADER_BYTES + 8 * capacity);
     opening = undefined;
     this.#words = new Int32Array(this.buffer, 0, 4);
@@ -134,10 +127,13 @@ export class FrameQueue {
   /**
    * The next frame, blocking this thread until one comes (for a Worker that
    * only handles frames: the fastest hand-off); null once closed and empty,
-   * undefined when `timeoutMs` passes first.
+   * undefined when `timeoutMs` passes first: milliseconds, 0 or more
+   * (fractions count), Infinity (the default) for no limit. NaN, negatives
+   * and non-numbers are refused (InvalidHandleError, field "timeoutMs"): a
+   * NaN would otherwise block this thread for good.
    */
   popBlocking(timeoutMs = Infinity): AnyResource | null | undefined {
-    const until = performance.now() + timeoutMs;
+    const until = performance.now() + timeoutOption("pop", "timeoutMs", timeoutMs, Infinity);
     for (;;) {
       const tail = Atomics.load(this.#words, TAIL);
       const frame = this.#take();

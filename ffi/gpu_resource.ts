@@ -14,6 +14,7 @@ import { existsOn, knownKind, webGpuAvailable } from "./_platform.ts";
 import type { KindName } from "./_types.ts";
 import type { AnyResource } from "./variants.ts";
 import { InvalidHandleError, ReleasedError, WrongKindError } from "./errors.ts";
+import { countOption, timeoutNanos, timeoutOption } from "./_values.ts";
 
 const decoder = new TextDecoder();
 
@@ -347,15 +348,9 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
    */
   protected dupFdOf(index: number): number {
     const handle = this.#live("duplicate fd of");
-    if (!Number.isInteger(index) || index < 0 || index > 0xffff_ffff) {
-      throw new InvalidHandleError(
-        `Cannot duplicate fd of ${this.kind}: index must be a non-negative integer, not ${index}`,
-        "INVALID_VALUE",
-        "index",
-      );
-    }
+    const i = countOption(`duplicate fd of ${this.kind}`, "index", index, 0, 0xffff_ffff);
     const out = new Int32Array(1);
-    check(lib().gpures_dup_fd(handle, index, out));
+    check(lib().gpures_dup_fd(handle, i, out));
     return out[0];
   }
 
@@ -399,13 +394,15 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   }
 
   /**
-   * Waits (blocking, up to `timeout` ms) until the memory may be touched: the
+   * Waits (blocking, up to `timeout` ms: 0 or more, Infinity or absent for
+   * no limit, as a SyncPoint's `waitAsync` timeout) until the memory may be touched: the
    * acquire fence, then, on a real dma-buf, the kernel's implicit fences.
    * The acquire fence is dropped once reached. For the event loop, await
    * `fences.acquire?.waitAsync()` instead and then call this (it returns at once).
    */
   beginAccess(timeout?: number): void {
-    const ns = timeout === undefined ? -1n : BigInt(Math.max(0, Math.round(timeout * 1e6)));
+    const ms = timeoutOption("begin access", "timeout", timeout, Infinity);
+    const ns = timeoutNanos(ms);
     check(lib().gpures_begin_access(this.#live("begin access to"), ns));
   }
 

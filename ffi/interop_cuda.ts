@@ -3,7 +3,7 @@
 // device says about itself. libcuda.so.1 is opened by the C library on first
 // use; without it every call here throws UnsupportedError naming it.
 
-import { integerOption } from "./_values.ts";
+import { integerOption, optionsBag, own } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
 import { GpuResource } from "./gpu_resource.ts";
@@ -14,6 +14,7 @@ import {
   type FormatCap,
   Importer,
   importerOut,
+  type PointerArg,
   pointerArg,
   queryCaps,
 } from "./interop.ts";
@@ -61,7 +62,7 @@ const IMPORTED_WITHOUT_HANDLE = 32;
 const INT32_MAX = 0x7fffffff;
 
 function uintOption(value: unknown, field: string, max: number): number {
-  return integerOption("a CudaImporter", field, value, max);
+  return integerOption("create a CudaImporter", field, value, max);
 }
 
 /**
@@ -89,9 +90,10 @@ export class CudaImporter extends Importer {
 
   /** A new importer on a CUDA device (its primary context, or `context`). */
   static create(options: CudaImporterOptions = {}): CudaImporter {
-    const device = uintOption(options.device, "device", INT32_MAX);
-    const capacity = uintOption(options.capacity, "capacity", 0xffffffff);
-    const context = pointerArg(options.context, "context");
+    optionsBag("create a CudaImporter", options);
+    const device = uintOption(own(options, "device"), "device", INT32_MAX);
+    const capacity = uintOption(own(options, "capacity"), "capacity", 0xffffffff);
+    const context = pointerArg(own(options, "context") as PointerArg, "context");
     const desc = new Uint8Array(DESC_SIZE);
     const view = new DataView(desc.buffer);
     view.setUint32(0, DESC_SIZE, true);

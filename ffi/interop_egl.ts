@@ -2,10 +2,17 @@
 // application's EGL context (EGL_EXT_image_dma_buf_import), cached by buffer
 // (native/src/interop/egl.c), and what an EGL display can import.
 
-import { integerOption } from "./_values.ts";
+import { integerOption, optionsBag, own, refuse } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import type { DmaBufHandle } from "./dma_buf.ts";
-import { type FormatCap, Importer, importerOut, pointerArg, queryCaps } from "./interop.ts";
+import {
+  type FormatCap,
+  Importer,
+  importerOut,
+  type PointerArg,
+  pointerArg,
+  queryCaps,
+} from "./interop.ts";
 
 /** What {@link EglImporter.create} takes. */
 export interface EglImporterOptions {
@@ -33,8 +40,8 @@ const GL_TEXTURE_2D = 0x0de1;
 const IMPORTED_SIZE = 24;
 const DESC_SIZE = 32;
 
-function capacityArg(capacity: number | undefined): number {
-  return integerOption("an EglImporter", "capacity", capacity, 0xffff_ffff);
+function capacityArg(capacity: unknown): number {
+  return integerOption("create an EglImporter", "capacity", capacity, 0xffff_ffff);
 }
 
 /**
@@ -62,14 +69,20 @@ export class EglImporter extends Importer {
 
   /** Throws UnsupportedError when no context of `display` is current, or it cannot import. */
   static create(options: EglImporterOptions): EglImporter {
+    const what = "create an EglImporter";
+    if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
+    const capacity = capacityArg(own(options, "capacity"));
+    const display = pointerArg(own(options, "display") as PointerArg, "display");
+    const getProcAddress = pointerArg(
+      own(options, "getProcAddress") as PointerArg,
+      "getProcAddress",
+    );
     const desc = new Uint8Array(DESC_SIZE);
     const view = new DataView(desc.buffer);
     view.setUint32(0, DESC_SIZE, true);
-    const display = pointerArg(options.display, "display");
-    const getProcAddress = pointerArg(options.getProcAddress, "getProcAddress");
     view.setBigUint64(8, BigInt(Deno.UnsafePointer.value(display)), true);
     view.setBigUint64(16, BigInt(Deno.UnsafePointer.value(getProcAddress)), true);
-    view.setUint32(24, capacityArg(options.capacity), true);
+    view.setUint32(24, capacity, true);
     const out = new BigUint64Array(1);
     return new EglImporter(importerOut(native().gpures_egl_importer_create(desc, out), out));
   }

@@ -3,7 +3,7 @@
 // and/or a VkBuffer bound over it, cached by the frame's buffer: every frame
 // of a pool slot gives the same objects, made once.
 
-import { integerOption } from "./_values.ts";
+import { booleanOption, integerOption, optionsBag, own, refuse } from "./_values.ts";
 import { check, native } from "./_native.ts";
 import { InvalidHandleError } from "./errors.ts";
 import {
@@ -58,28 +58,33 @@ export interface VulkanImport {
 }
 
 const DESC_SIZE = 48;
+/** The pointer options, by their offset in gpures_vk_importer_desc. */
+const POINTERS = [
+  [8, "instance"],
+  [16, "physicalDevice"],
+  [24, "device"],
+  [32, "getInstanceProcAddr"],
+] as const;
 const IMPORTED_SIZE = 80;
 const IMPORT_IMAGE = 1;
 const IMPORT_BUFFER = 2;
+
+const WHAT = "create a VulkanImporter";
 
 function flag(
   options: VulkanImporterOptions,
   name: "image" | "buffer",
   fallback: boolean,
 ): boolean {
-  const value = options[name] ?? fallback;
-  if (typeof value !== "boolean") {
-    throw new InvalidHandleError(`${name} must be a boolean`, "INVALID_VALUE", name);
-  }
-  return value;
+  return booleanOption(WHAT, name, own(options, name), fallback);
 }
 
-function u32Option(value: number | undefined, field: string): number {
-  return integerOption("a VulkanImporter", field, value, 0xffff_ffff);
+function u32Option(value: unknown, field: string): number {
+  return integerOption("create a VulkanImporter", field, value, 0xffff_ffff);
 }
 
-function address(value: PointerArg | undefined, field: string): bigint {
-  const pointer = pointerArg(value, field);
+function address(value: unknown, field: string): bigint {
+  const pointer = pointerArg(value as PointerArg | undefined, field);
   return pointer === null ? 0n : BigInt(Deno.UnsafePointer.value(pointer));
 }
 
@@ -103,17 +108,17 @@ export class VulkanImporter extends Importer {
 
   /** Throws InvalidHandleError naming a bad option, UnsupportedError when the device lacks what it needs. */
   static create(options: VulkanImporterOptions): VulkanImporter {
+    if (optionsBag(WHAT, options) === undefined) refuse(WHAT, "options", "is missing");
     const image = flag(options, "image", true);
     const buffer = flag(options, "buffer", false);
     const desc = new DataView(new ArrayBuffer(DESC_SIZE));
     desc.setUint32(0, DESC_SIZE, true);
     desc.setUint32(4, (image ? IMPORT_IMAGE : 0) | (buffer ? IMPORT_BUFFER : 0), true);
-    desc.setBigUint64(8, address(options.instance, "instance"), true);
-    desc.setBigUint64(16, address(options.physicalDevice, "physicalDevice"), true);
-    desc.setBigUint64(24, address(options.device, "device"), true);
-    desc.setBigUint64(32, address(options.getInstanceProcAddr, "getInstanceProcAddr"), true);
-    desc.setUint32(40, u32Option(options.capacity, "capacity"), true);
-    desc.setUint32(44, u32Option(options.usage, "usage"), true);
+    for (const [at, name] of POINTERS) {
+      desc.setBigUint64(at, address(own(options, name), name), true);
+    }
+    desc.setUint32(40, u32Option(own(options, "capacity"), "capacity"), true);
+    desc.setUint32(44, u32Option(own(options, "usage"), "usage"), true);
     const out = new BigUint64Array(1);
     const status = native().gpures_vk_importer_create(new Uint8Array(desc.buffer), out);
     return new VulkanImporter(importerOut(status, out));

@@ -1,6 +1,14 @@
 // Pixel format facts, read from the library's one table (nothing kept here).
 
-import { enumName, enumValue, own } from "./_values.ts";
+import {
+  countOption,
+  enumName,
+  enumValue,
+  optionalCount,
+  optionsBag,
+  own,
+  suggestName,
+} from "./_values.ts";
 import { lib } from "./_load.ts";
 import { type PixelFormatRow, readPixelFormats } from "./_tables.ts";
 import type { PixelFormatName } from "./_types.ts";
@@ -88,6 +96,8 @@ const DEFAULT_ROW_ALIGN = 64;
 export interface PixelFormatTable {
   /** Everything the library knows of a format, by name or id. */
   info(name: PixelFormatName | number): PixelFormatInfo;
+  /** The format whose memory layout a DRM fourcc names, or undefined when none does. */
+  fromFourcc(fourcc: number): PixelFormatInfo | undefined;
   /** Every format name, by id. */
   names(): PixelFormatName[];
   /** Width and height in samples of one plane of a `width` x `height` frame. */
@@ -115,15 +125,8 @@ export interface PixelFormatTable {
 
 let table: PixelFormatRow[] | undefined;
 
-function u32(field: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0 || value > 0xffff_ffff) {
-    throw new InvalidHandleError(
-      `${field} must be an integer from 0 to 4294967295, not ${String(value)}`,
-      "INVALID_VALUE",
-      field,
-    );
-  }
-  return value;
+function u32(what: string, field: string, value: unknown): number {
+  return countOption(what, field, value, 0, 0xffff_ffff);
 }
 
 function rowOf(name: PixelFormatName | number): PixelFormatRow {
@@ -131,13 +134,31 @@ function rowOf(name: PixelFormatName | number): PixelFormatRow {
   table ??= readPixelFormats(lib());
   const row = id === undefined ? undefined : table[id - 1];
   if (!row) {
+    const names = () => PixelFormat.names();
+    const ids = `PixelFormat.info() takes ids (1 to ${table.length}) and names`;
+    const fourcc = typeof name === "number" ? byFourcc(name) : undefined;
+    const hint = typeof name !== "number"
+      ? `: ${suggestName(name, names())}`
+      : fourcc
+      ? `; ${name} is the DRM fourcc of ${
+        enumName(PIXEL_FORMAT_SET, fourcc.id)
+      }: ${ids}, PixelFormat.fromFourcc() looks up a fourcc`
+      : `; ${ids} (PixelFormat.fromFourcc() looks up a DRM fourcc)`;
     throw new InvalidHandleError(
-      `Unknown pixel format ${typeof name === "string" ? JSON.stringify(name) : String(name)}`,
+      `Unknown pixel format ${
+        typeof name === "string" ? JSON.stringify(name) : String(name)
+      }${hint}`,
       "INVALID_VALUE",
       "format",
     );
   }
   return row;
+}
+
+/** The table's row whose DRM fourcc is `fourcc`, or undefined. */
+function byFourcc(fourcc: number): PixelFormatRow | undefined {
+  table ??= readPixelFormats(lib());
+  return fourcc ? table.find((r) => r.drmFourcc === fourcc) : undefined;
 }
 
 /**
@@ -168,6 +189,21 @@ export const PixelFormat: PixelFormatTable = {
     };
   },
 
+  /**
+   * The format whose memory layout DRM fourcc `fourcc` (a u32, as a
+   * DmaBufHandle carries it) names, or undefined when none does.
+   *
+   * @example
+   * ```ts
+   * import { PixelFormat } from "@gpures/gpures";
+   * console.log(PixelFormat.fromFourcc(0x3231564e)?.name); // NV12
+   * ```
+   */
+  fromFourcc(fourcc: number): PixelFormatInfo | undefined {
+    const row = byFourcc(u32("look up a fourcc", "fourcc", fourcc));
+    return row && PixelFormat.info(row.id);
+  },
+
   /** Every format name, by id. */
   names(): PixelFormatName[] {
     table ??= readPixelFormats(lib());
@@ -182,7 +218,7 @@ export const PixelFormat: PixelFormatTable = {
     height: number,
   ): { width: number; height: number } {
     const row = rowOf(name);
-    const p = row.planes[plane];
+    const p = row.planes[countOption("read a plane extent", "plane", plane, 0, 0xffff_ffff)];
     if (!p) {
       throw new InvalidHandleError(
         `Plane ${plane} is out of range; the format has ${row.numPlanes}`,
@@ -191,8 +227,8 @@ export const PixelFormat: PixelFormatTable = {
       );
     }
     return {
-      width: Math.ceil(u32("width", width) / p.hsub),
-      height: Math.ceil(u32("height", height) / p.vsub),
+      width: Math.ceil(u32("read a plane extent", "width", width) / p.hsub),
+      height: Math.ceil(u32("read a plane extent", "height", height) / p.vsub),
     };
   },
 
@@ -209,9 +245,9 @@ export const PixelFormat: PixelFormatTable = {
     const out = new BigUint64Array(1);
     const status = lib().gpures_pixel_format_frame_size(
       rowOf(name).id,
-      u32("width", width),
-      u32("height", height),
-      u32("rowPitch", rowPitch),
+      u32("compute a frame size", "width", width),
+      u32("compute a frame size", "height", height),
+      u32("compute a frame size", "rowPitch", rowPitch),
       out,
     );
     if (status !== 0) throw lastError(status);
@@ -237,15 +273,25 @@ export const PixelFormat: PixelFormatTable = {
     options?: LayoutOptions,
   ): FrameLayout {
     const row = rowOf(name);
-    const rowAlign = own(options, "rowAlign") ?? DEFAULT_ROW_ALIGN;
+    const what = "lay out a frame";
+    optionsBag(what, options);
+    const rowAlign = optionalCount(
+      what,
+      "rowAlign",
+      own(options, "rowAlign"),
+      0,
+      0xffff_ffff,
+      DEFAULT_ROW_ALIGN,
+    );
+    const w = u32(what, "width", width), h = u32(what, "height", height);
     const out = new Uint8Array(4 * PLANE_LAYOUT_BYTES);
     const size = new BigUint64Array(1);
     check(
       lib().gpures_pixel_format_layout(
         row.id,
-        u32("width", width),
-        u32("height", height),
-        u32("rowAlign", rowAlign as number),
+        w,
+        h,
+        rowAlign,
         out,
         size,
       ),
@@ -271,7 +317,6 @@ function planeLayoutAt(view: DataView, i: number): PlaneLayout {
 
 /** The format whose DRM fourcc is `fourcc`, or undefined (what the C check of a DmaBufHandle uses). */
 export function formatOfFourcc(fourcc: number): PixelFormatInfo | undefined {
-  table ??= readPixelFormats(lib());
-  const row = fourcc ? table.find((r) => r.drmFourcc === fourcc) : undefined;
+  const row = byFourcc(fourcc);
   return row && PixelFormat.info(row.id);
 }

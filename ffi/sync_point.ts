@@ -5,11 +5,16 @@ import { GpuResource } from "./gpu_resource.ts";
 import { check, native } from "./_native.ts";
 import { lib } from "./_load.ts";
 import { reachedHere, waitOnThread } from "./_sync_waits.ts";
-import { InvalidHandleError, UnsupportedError, WrongKindError } from "./errors.ts";
+import { UnsupportedError, WrongKindError } from "./errors.ts";
+import { optionsBag, own, timeoutNanos, timeoutOption } from "./_values.ts";
 
 /** Options of {@link SyncPoint.waitAsync}. */
 export interface WaitOptions {
-  /** Milliseconds before the wait fails with TimeoutError; none: no limit. */
+  /**
+   * Milliseconds before the wait fails with TimeoutError: 0 or more (fractions
+   * count); Infinity, absent, or past about 285 years: no limit. NaN,
+   * negatives and non-numbers are refused (InvalidHandleError, "timeout").
+   */
   timeout?: number;
   /** Ends the wait, rejecting with the signal's reason. */
   signal?: AbortSignal;
@@ -19,17 +24,9 @@ const reached = new Uint32Array(1);
 let reachedAt: Deno.PointerValue = null;
 const GL_SYNC = 30;
 
-/** Milliseconds as the library's nanoseconds; negative: no limit. */
-function nanos(ms: number | undefined, field: string): bigint {
-  if (ms === undefined || ms === Infinity) return -1n;
-  if (typeof ms !== "number" || !(ms >= 0)) {
-    throw new InvalidHandleError(
-      `${field} must be a non-negative number of milliseconds, not ${String(ms)}`,
-      "INVALID_VALUE",
-      field,
-    );
-  }
-  return BigInt(Math.round(ms * 1e6));
+/** A timeout option (the module's one rule, ffi/_values.ts) as the library's nanoseconds. */
+function nanos(what: string, ms: unknown): bigint {
+  return timeoutNanos(timeoutOption(what, "timeout", ms, Infinity));
 }
 
 /**
@@ -62,18 +59,20 @@ export abstract class SyncPoint<Description = Record<string, unknown>>
 
   /**
    * Blocks this thread until the point is reached, up to `timeout`
-   * milliseconds (TimeoutError). For Workers and scripts; on a server's main
+   * milliseconds (TimeoutError; the same rule as {@link WaitOptions.timeout}). For Workers and scripts; on a server's main
    * thread use {@link SyncPoint.waitAsync}.
    */
   wait(timeout?: number): void {
-    check(lib().gpures_sync_wait(this.unsafeHandle, nanos(timeout, "timeout")));
+    check(lib().gpures_sync_wait(this.unsafeHandle, nanos(`wait on ${this.kind}`, timeout)));
   }
 
   /** Resolves when the point is reached; rejects with TimeoutError, the signal's reason, DeviceLostError. */
   waitAsync(options: WaitOptions = {}): Promise<void> {
     try {
-      const { timeout, signal } = options;
-      const timeoutNs = nanos(timeout, "timeout");
+      const what = `wait on ${this.kind}`;
+      optionsBag(what, options);
+      const signal = own(options, "signal") as AbortSignal | undefined;
+      const timeoutNs = nanos(what, own(options, "timeout"));
       signal?.throwIfAborted();
       if (this.kindId === GL_SYNC) return this.#pollHere(timeoutNs, signal);
       return waitOnThread(this.unsafeHandle, timeoutNs, this.kind, signal, () => this.#why());

@@ -12,7 +12,7 @@ import { formatOfFourcc, PixelFormat } from "./pixel_format.ts";
 import type { PlaneView } from "./planes.ts";
 import type { CpuBytes, CpuPlanes } from "./cpu.ts";
 import type { DmaBufHandle } from "./dma_buf.ts";
-import { enumValue } from "./_values.ts";
+import { enumValue, optionalCount, optionsBag, own, suggestName } from "./_values.ts";
 
 const MATRIX_COEFFICIENTS_SET = 9; // _kinds.ts's enumeration set of H.273 matrices
 
@@ -351,11 +351,16 @@ export class WebGpuFrameUploader {
 
   /** Makes an uploader for `device`; textures are made as frames come. */
   constructor(device: GPUDevice, options: WebGpuFrameUploaderOptions = {}) {
-    const maxShapes = options.maxShapes ?? 4;
-    if (!Number.isInteger(maxShapes) || maxShapes < 1) {
-      const why = `maxShapes must be a positive integer, not ${String(maxShapes)}`;
-      throw invalid("maxShapes", why, "create WebGpuFrameUploader");
-    }
+    const what = "create a WebGpuFrameUploader";
+    optionsBag(what, options);
+    const maxShapes = optionalCount(
+      what,
+      "maxShapes",
+      own(options, "maxShapes"),
+      1,
+      0xffff_ffff,
+      4,
+    );
     this.device = device;
     this.#maxShapes = maxShapes;
     this.#maxDimension = device.limits.maxTextureDimension2D;
@@ -371,8 +376,9 @@ export class WebGpuFrameUploader {
    * format or matrix this bridge does not convert or a size beyond the
    * device's `maxTextureDimension2D`.
    */
-  upload(source: FrameSource, options: UploadOptions = {}): UploadedFrame {
+  upload(source: FrameSource, given: UploadOptions = {}): UploadedFrame {
     this.#live("upload");
+    const options = ownUploadOptions(given);
     const frame = frameOf(source, options);
     const format = supportedFormat(frame.format);
     const spec = FORMATS[format];
@@ -630,6 +636,17 @@ interface Frame {
   meta(): ColorMeta | null;
 }
 
+/** The caller's own upload options, each read once (an inherited one is not the caller's). */
+function ownUploadOptions(given: UploadOptions): UploadOptions {
+  optionsBag("upload", given);
+  const options: UploadOptions = {};
+  for (const key of UPLOAD_OPTIONS) {
+    const v = own(given, key);
+    if (v !== undefined) (options as Record<string, unknown>)[key] = v;
+  }
+  return options;
+}
+
 function frameOf(source: FrameSource, options: UploadOptions): Frame {
   const { format, width, height } = options;
   if (Array.isArray(source)) {
@@ -667,6 +684,16 @@ function frameOf(source: FrameSource, options: UploadOptions): Frame {
   };
 }
 
+const UPLOAD_OPTIONS = [
+  "format",
+  "width",
+  "height",
+  "planes",
+  "meta",
+  "matrix",
+  "fullRange",
+] as const;
+
 /** What upload() reads of a handle; `planes` is checked, as JS callers may pass any kind. */
 interface Handle {
   kind: string;
@@ -691,7 +718,9 @@ function supportedFormat(format: unknown): WebGpuFrameFormat {
   if (!known) {
     throw invalid(
       "format",
-      `format ${JSON.stringify(format) ?? String(format)} is not a PixelFormat`,
+      `format ${JSON.stringify(format) ?? String(format)} is not a PixelFormat: ${
+        suggestName(format, WEBGPU_FRAME_FORMATS)
+      }`,
     );
   }
   throw new UnsupportedError(
