@@ -12,7 +12,7 @@ const linux = Deno.build.os === "linux";
 const FRAMES = 12;
 
 /** Checks that planes() gave views that are usable: attached, each as long as its plane. */
-function attached(views: PlaneView[], layout: FramePool["layout"], where: string): PlaneView[] {
+function attached(views: PlaneView[], where: string): PlaneView[] {
   for (const [i, v] of views.entries()) {
     assert.equal(
       (v.data.buffer as ArrayBuffer).detached,
@@ -164,7 +164,7 @@ Deno.test({
       const where = `frame ${k} (${src.what})`;
       reads += await readFrame(
         reader,
-        () => attached(pool.planes(frame), pool.layout, where),
+        () => attached(pool.planes(frame), where),
         where,
       );
       frame.setMeta({ sequence: k });
@@ -173,7 +173,7 @@ Deno.test({
 
       const got = await consumer.receive();
       assert.ok(got instanceof DmaBufHandle);
-      const views = attached(consumer.planes(got), pool.layout, `${where}, consumer`);
+      const views = attached(consumer.planes(got), `${where}, consumer`);
       const want = src.expected.subarray(k * frameBytes, (k + 1) * frameBytes);
       assert.deepEqual(
         packed(views),
@@ -215,8 +215,8 @@ Deno.test({
       const got = await consumer.receive();
       assert.ok(got instanceof DmaBufHandle);
       const where = `frame ${k}`;
-      await readFrame(reader, () => attached(consumer.planes(got), pool.layout, where), where);
-      const views = attached(consumer.planes(got), pool.layout, where);
+      await readFrame(reader, () => attached(consumer.planes(got), where), where);
+      const views = attached(consumer.planes(got), where);
       assert.equal(views[0].data.constructor, Uint16Array);
       const want = expected.subarray(k * size, (k + 1) * size);
       // The sender's own mapping of the slot (a second mapping of the same memory) has the bytes.
