@@ -64,17 +64,20 @@ export function cPath(path: string | URL, verb: string): Uint8Array {
 /** A socket fd with waits that may be pending on other threads. */
 export class Socket {
   closed = false;
-  /** A session that owns the fd once opened (gpures_session_open); closing it closes the fd. */
+  /**
+   * A session that owns the fd once opened (gpures_session_open); closing it
+   * closes the fd. Null again once freed: read it only while not `closed`.
+   */
   session: Deno.PointerValue = null;
   #waits = 0;
   #fdClosed = false;
 
   constructor(readonly fd: number, readonly what: string) {}
 
-  /** Throws when closed here. */
+  /** Throws ReleasedError naming the object ("channel", "listener") when closed here. */
   open(verb: string): number {
     if (this.closed) {
-      throw new ReleasedError(`Cannot ${verb}: the ${this.what} is closed`, "STALE", "channel");
+      throw new ReleasedError(`Cannot ${verb}: the ${this.what} is closed`, "STALE", this.what);
     }
     return this.fd;
   }
@@ -110,7 +113,10 @@ export class Socket {
   #closeFd(): void {
     if (this.#fdClosed) return;
     this.#fdClosed = true;
-    if (this.session !== null) lib().gpures_session_close(this.session);
+    const session = this.session;
+    // The session is freed now: nothing may reach it through this pointer again.
+    this.session = null;
+    if (session !== null) lib().gpures_session_close(session);
     else lib().gpures_channel_close(this.fd);
   }
 }

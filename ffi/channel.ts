@@ -86,6 +86,16 @@ export interface ChannelStats {
   forgotten: number;
 }
 
+const ZERO_STATS: ChannelStats = {
+  buffers: 0,
+  frames: 0,
+  announced: 0,
+  inFlight: 0,
+  returned: 0,
+  refused: 0,
+  forgotten: 0,
+};
+
 /** What {@link Channel.receive} accepts. */
 export interface ReceiveOptions {
   /**
@@ -166,6 +176,8 @@ export class Channel extends EventTarget {
   #role = 0;
   /** The last send waiting for room (settled, never rejecting), or null when none waits. */
   #waiting: Promise<void> | null = null;
+  /** The stats as they were at close(); the session they came from is freed. */
+  #lastStats: ChannelStats | undefined;
 
   /**
    * Not for users: channels come from {@link Channel.connect}, accept() or pair().
@@ -218,6 +230,7 @@ export class Channel extends EventTarget {
 
   /** The session on this channel, opened for `role` on first use; one role per channel. */
   #session(role: number, verb: string): Deno.PointerValue {
+    this.#socket.open(verb); // closed: ReleasedError, before the role is looked at
     if (this.#role === role) return this.#socket.session;
     if (this.#role !== 0) {
       throw new InvalidHandleError(
@@ -237,17 +250,32 @@ export class Channel extends EventTarget {
 
   /**
    * Typed views of a received (or sent) frame's planes: each buffer is
-   * mapped once, and later frames of it get the same arrays.
+   * mapped once, and later frames of it get the same arrays. A view whose
+   * buffer was moved away (a BYOB read into it, `transfer()`, `postMessage`
+   * with transfer) is made again over the same memory: call `planes()` again
+   * after each such read, as `FramePool.planes()` shows. Throws
+   * ReleasedError (field "channel") once the channel is closed; the frames
+   * themselves stay valid (their own `planes()`).
    */
   planes(frame: DmaBufHandle): PlaneView[] {
+    this.#socket.open("view planes");
     return this.#views.of(frame);
   }
 
-  /** What this end has sent or received (zeros before the first frame). */
+  /**
+   * What this end has sent or received (zeros before the first frame); after
+   * {@link Channel.close}, the counts as they were at the close.
+   */
   get stats(): ChannelStats {
+    return this.#lastStats ? { ...this.#lastStats } : this.#readStats();
+  }
+
+  /** The session's counts now (zeros without one); never once closed: the session is freed. */
+  #readStats(): ChannelStats {
     const out = new DataView(new ArrayBuffer(64));
     out.setUint32(0, 64, true);
-    if (this.#role !== 0) check(lib().gpures_session_stats_get(this.#socket.session, out.buffer));
+    const session = this.#socket.closed ? null : this.#socket.session;
+    if (session !== null) check(lib().gpures_session_stats_get(session, out.buffer));
     const n = (at: number) => Number(out.getBigUint64(at, true));
     return {
       buffers: out.getUint32(4, true),
@@ -409,11 +437,19 @@ export class Channel extends EventTarget {
   /**
    * Closes this end; idempotent. The peer sees the end once it received what
    * was sent; a pending send or receive here rejects with ReleasedError.
+   * Afterwards `closed` is true, `stats` keeps the counts of the close, and
+   * every other use throws ReleasedError (field "channel").
    */
   close(): void {
+    if (this.#socket.closed) return;
     unclosed.unregister(this);
-    this.#socket.close();
-    this.#views.clear();
+    try {
+      this.#lastStats = this.#readStats(); // the session goes with the socket (now, or after pending waits)
+    } finally {
+      this.#lastStats ??= { ...ZERO_STATS };
+      this.#socket.close();
+      this.#views.clear();
+    }
   }
 
   /** Closes at the end of a `using` block. */

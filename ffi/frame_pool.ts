@@ -155,6 +155,8 @@ let nextTicket = 1;
 export class FramePool {
   #pool: Deno.PointerValue;
   #closed = false;
+  /** The stats as they were at close(); the native pool may be freed since. */
+  #lastStats: FramePoolStats | undefined;
   /** Tickets of acquires whose wait runs on one of Deno's threads. */
   readonly #waiting = new Set<number>();
   readonly #views: PlaneCache;
@@ -338,8 +340,12 @@ export class FramePool {
     return new GpuResourceError(`Cannot acquire: the wait failed (status ${status})`, "OS_ERROR");
   }
 
-  /** Counts since the pool was made. */
+  /** Counts since the pool was made; after {@link FramePool.close}, as they were at the close. */
   get stats(): FramePoolStats {
+    return this.#lastStats ? { ...this.#lastStats } : this.#readStats();
+  }
+
+  #readStats(): FramePoolStats {
     const out = new DataView(new ArrayBuffer(48));
     out.setUint32(0, 48, true);
     check(lib().gpures_pool_stats_get(this.#live("read stats of"), out.buffer));
@@ -359,18 +365,52 @@ export class FramePool {
    * Typed views of a frame's planes. Each slot is mapped once, the first time
    * one of its frames is viewed, and the views are the same arrays for every
    * later frame of that slot: no mmap per frame.
+   *
+   * A view whose buffer is moved away (a BYOB read into it, `transfer()`,
+   * `postMessage` with transfer) is made again, over the same memory, by the
+   * next call: `planes()` never returns a detached or empty view. So a
+   * decoder's pipe is read straight into a slot, in place, by fetching the
+   * views again after every read (each read moves the buffer it filled):
+   *
+   * ```ts ignore
+   * // decoder: ffmpeg ... -f rawvideo -pix_fmt nv12 - (rows packed: stride === bytesPerRow)
+   * const reader = decoder.stdout.getReader({ mode: "byob" });
+   * const frame = await pool.acquire();
+   * for (let i = 0; i < pool.layout.planes.length; i++) {
+   *   for (let filled = 0;;) {
+   *     const { data } = pool.planes(frame)[i]; // again: the last read moved the buffer
+   *     if (filled === data.byteLength) break;
+   *     const into = new Uint8Array(data.buffer, data.byteOffset + filled, data.byteLength - filled);
+   *     const { value, done } = await reader.read(into); // the bytes land in the slot
+   *     if (done) throw new Error("the decoder ended mid-frame");
+   *     filled += value.byteLength;
+   *   }
+   * }
+   * await channel.send(frame);
+   * ```
+   *
+   * Throws ReleasedError (field "pool") once the pool is closed; frames still
+   * held keep their own `frame.planes()`.
    */
   planes(frame: DmaBufHandle): PlaneView[] {
+    this.#live("view planes");
     return this.#views.of(frame);
   }
 
   /**
    * Closes the pool: acquires reject with ReleasedError from now on, waiting
    * ones too. Frames still held stay valid; each slot's memory goes when its
-   * frame comes back. Idempotent.
+   * frame comes back. Afterwards `stats` keeps the counts of the close, and
+   * `acquire()`, `tryAcquire()` and `planes()` throw ReleasedError (field
+   * "pool"). Idempotent.
    */
   close(): void {
     if (this.#closed) return;
+    try {
+      this.#lastStats = this.#readStats();
+    } catch {
+      // a pool whose counts cannot be read still closes; its stats then throw ReleasedError
+    }
     this.#closed = true;
     unclosed.unregister(this);
     this.#views.clear();

@@ -387,13 +387,15 @@ export function importerOut(status: number, out: BigUint64Array): Deno.PointerOb
  */
 export abstract class Importer {
   #pointer: Deno.PointerObject | null;
+  /** The counts as they were at close(); the C importer is freed since. */
+  #lastStats: ImporterStats | undefined;
 
   /** Takes ownership of a created importer. */
   protected constructor(pointer: Deno.PointerObject) {
     this.#pointer = pointer;
   }
 
-  /** The C importer; throws once closed. */
+  /** The C importer; throws ReleasedError (field "importer") once closed. */
   protected get pointer(): Deno.PointerObject {
     if (!this.#pointer) {
       throw new ReleasedError(`The ${this.constructor.name} was closed`, "STALE", "importer");
@@ -401,8 +403,17 @@ export abstract class Importer {
     return this.#pointer;
   }
 
-  /** Its counts now. */
+  /** Whether {@link Importer.close} was called. */
+  get closed(): boolean {
+    return this.#pointer === null;
+  }
+
+  /** Its counts now; after {@link Importer.close}, the last ones (see there). */
   get stats(): ImporterStats {
+    return this.#lastStats ? { ...this.#lastStats } : this.#readStats();
+  }
+
+  #readStats(): ImporterStats {
     const out = new Uint8Array(40);
     const view = new DataView(out.buffer);
     view.setUint32(0, 40, true);
@@ -433,11 +444,24 @@ export abstract class Importer {
     check(native().gpures_importer_collect(this.pointer));
   }
 
-  /** Frees every import and the importer; later calls throw. Idempotent. */
+  /**
+   * Frees every import and the importer. Idempotent. Afterwards `closed` is
+   * true, `stats` keeps the last counts (the imports this close freed
+   * counted in `freed`, none `cached`), and everything else throws
+   * ReleasedError (field "importer").
+   */
   close(): void {
+    if (!this.#pointer) return;
+    try {
+      const last = this.#readStats();
+      // The close frees every import still cached: count them as freed (imports === freed + cached).
+      this.#lastStats = { ...last, cached: 0, freed: last.freed + last.cached };
+    } catch {
+      // counts that cannot be read do not keep the importer open; stats then throw
+    }
     const pointer = this.#pointer;
     this.#pointer = null;
-    if (pointer) check(native().gpures_importer_destroy(pointer));
+    check(native().gpures_importer_destroy(pointer));
   }
 
   /** `using importer = ...` closes it. */

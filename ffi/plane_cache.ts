@@ -37,12 +37,18 @@ export class PlaneCache {
    */
   constructor(readonly limit: number = Infinity) {}
 
-  /** The frame's plane views: made (one mapping) for its buffer's first frame, reused after. */
+  /**
+   * The frame's plane views: made (one mapping) for its buffer's first frame,
+   * reused after. Views whose memory was moved away (a BYOB read into one,
+   * `transfer()`, `postMessage` with transfer) are made again over the same
+   * memory, so a detached or empty view is never handed out; fetch them again
+   * after each such read.
+   */
   of(frame: DmaBufHandle): PlaneView[] {
     const id = frame.bufferId;
     if (id === null) return frame.planes();
     let views = this.#views.get(id);
-    if (!views) {
+    if (views === undefined || detached(views)) {
       const d = frame.describe();
       // A transferred buffer keeps the mapping when the frame's wrapper is released.
       const memories = d.fds.map((_, i) => {
@@ -57,6 +63,8 @@ export class PlaneCache {
         d.width,
         d.height,
       );
+      // Made again for a known buffer: it keeps its place (the moved buffer keeps the old mapping
+      // alive until it is collected). A new buffer may push the oldest out.
       this.#views.set(id, views);
       if (this.#views.size > this.limit) this.#views.delete(this.#views.keys().next().value!);
     }
@@ -72,4 +80,14 @@ export class PlaneCache {
   clear(): void {
     this.#views.clear();
   }
+}
+
+/**
+ * Whether any view's buffer was detached: its typed array then reads as 0
+ * bytes long, which a plane view never is otherwise. No allocation: this runs
+ * on every planes() call.
+ */
+function detached(views: PlaneView[]): boolean {
+  for (let i = 0; i < views.length; i++) if (views[i].data.byteLength === 0) return true;
+  return false;
 }

@@ -422,7 +422,16 @@ export class WebGpuFrameUploader {
     return slot.rgba!;
   }
 
-  /** Destroys every texture and buffer this uploader made; it then refuses work. Idempotent. */
+  /** Whether {@link WebGpuFrameUploader.destroy} was called. */
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /**
+   * Destroys every texture and buffer this uploader made; it then refuses
+   * work (`upload()`, `convertToRgba()`: ReleasedError, field "uploader").
+   * `device` stays. Idempotent.
+   */
   destroy(): void {
     this.#destroyed = true;
     for (const slot of this.#slots.values()) destroySlot(slot);

@@ -1563,7 +1563,9 @@ Deno.test({
         const last = importer.stats;
         importer.close();
         closed = true;
-        assert.throws(() => importer.stats, ReleasedError);
+        // Stats keep the last counts: the close freed what was cached.
+        assert.deepEqual(importer.stats, { ...last, cached: 0, freed: last.freed + last.cached });
+        assert.throws(() => importer.device, ReleasedError);
         const mapped = ptrs.filter((p) => probe.cuIsAllocated(p)).length;
         assert.equal(mapped, 0, "destroy freed every import");
         console.log(
