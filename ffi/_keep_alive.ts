@@ -26,6 +26,7 @@ let queue = 0;
 let timer: ReturnType<typeof setInterval> | undefined;
 const EVENT_RELEASED = 1;
 const EVENT_SYNC_DONE = 3;
+const EVENT_SLOT_FREE = 4;
 
 /** Where SYNC_DONE events go (ffi/_sync_waits.ts), and how many such waits are pending. */
 let syncDone: ((token: number, status: number) => void) | undefined;
@@ -42,6 +43,20 @@ export function syncWaitsChanged(
   syncDone = listener;
   syncWaits += delta;
   if (syncWaits > 0) startPolling();
+}
+
+/** Where SLOT_FREE events go (ffi/_pool_waits.ts), and how many such waits are pending. */
+let slotFree: ((token: number, status: number) => void) | undefined;
+let slotWaits = 0;
+
+/** As syncWaitsChanged, for acquires waiting on a pool's notice (gpures_pool_notify). */
+export function slotWaitsChanged(
+  listener: (token: number, status: number) => void,
+  delta: number,
+): void {
+  slotFree = listener;
+  slotWaits += delta;
+  if (slotWaits > 0) startPolling();
 }
 const NO_ERRORS: unknown[] = [];
 
@@ -133,6 +148,8 @@ function deliver(): unknown[] {
       const type = eventView.getUint32(i * 16 + 8, true);
       if (type === EVENT_SYNC_DONE) {
         syncDone?.(token, eventView.getUint32(i * 16 + 12, true));
+      } else if (type === EVENT_SLOT_FREE) {
+        slotFree?.(token, eventView.getUint32(i * 16 + 12, true));
       } else if (type === EVENT_RELEASED) {
         const record = removeRecord(token);
         if (record) call(record.keepAlive, "release", errors);
@@ -142,7 +159,7 @@ function deliver(): unknown[] {
       }
     }
   }
-  if (liveRecords === 0 && syncWaits === 0 && timer !== undefined) {
+  if (liveRecords === 0 && syncWaits === 0 && slotWaits === 0 && timer !== undefined) {
     clearInterval(timer);
     timer = undefined;
   }
@@ -170,7 +187,7 @@ export function report(errors: unknown[]): void {
  * away or no longer holds; releases made here are delivered at once.
  */
 export function startPolling(): void {
-  if (liveRecords === 0 && syncWaits === 0) return;
+  if (liveRecords === 0 && syncWaits === 0 && slotWaits === 0) return;
   if (unrefOp) {
     if (!waiting) void waitForReleases();
     return;
@@ -196,7 +213,7 @@ const WAIT_SLICE_MS = 1000;
 async function waitForReleases(): Promise<void> {
   waiting = true;
   try {
-    while ((liveRecords > 0 || syncWaits > 0) && queue) {
+    while ((liveRecords > 0 || syncWaits > 0 || slotWaits > 0) && queue) {
       // No out-buffer: the isolate may end while the wait runs, and its memory with it.
       const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, null);
       unrefOp!(wait);

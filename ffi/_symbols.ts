@@ -30,7 +30,7 @@ export const symbols = {
   // thread of Deno's: releases made elsewhere wake the isolate at once.
   gpures_event_queue_wait_async: {
     name: "gpures_event_queue_wait",
-    parameters: ["u32", "i32", "pointer"], // always null: see gpures_pool_wait_async
+    parameters: ["u32", "i32", "pointer"], // always null: the isolate may end while it waits
     result: "i32",
     nonblocking: true,
   },
@@ -73,25 +73,10 @@ export const symbols = {
   // int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   //                         const gpures_create_options *options, gpures_handle *out_frame)
   gpures_pool_acquire: { parameters: ["pointer", "i32", "u32", "buffer", "buffer"], result: "i32" },
-  // int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket), on a thread of
-  // Deno's: no buffer crosses, since the isolate may end (and free it) while the wait runs.
-  gpures_pool_wait_async: {
-    name: "gpures_pool_wait",
-    parameters: ["pointer", "i32", "u32"],
-    result: "i32",
-    nonblocking: true,
-  },
-  // int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
-  //                            uint32_t queue), on a thread of Deno's: it also ends when the
-  // isolate's queue closes (the isolate ended), so a terminated Worker leaves no thread parked.
-  gpures_pool_wait_queue_async: {
-    name: "gpures_pool_wait_queue",
-    parameters: ["pointer", "i32", "u32", "u32"],
-    result: "i32",
-    nonblocking: true,
-  },
-  // int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket)
-  gpures_pool_cancel: { parameters: ["pointer", "u32"], result: "i32" },
+  // int gpures_pool_notify(gpures_pool *pool, uint32_t queue, uint64_t token): no thread waits
+  gpures_pool_notify: { parameters: ["pointer", "u32", "u64"], result: "i32" },
+  // int gpures_pool_notify_cancel(gpures_pool *pool, uint32_t queue, uint64_t token, int why)
+  gpures_pool_notify_cancel: { parameters: ["pointer", "u32", "u64", "i32"], result: "i32" },
   // int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out)
   gpures_pool_stats_get: { parameters: ["pointer", "buffer"], result: "i32" },
   // int gpures_pool_close(gpures_pool *pool)

@@ -6,6 +6,7 @@
 import { lib } from "./_load.ts";
 import { check, lastError, native } from "./_native.ts";
 import { addRecord, dropToken, eventQueue, takeToken } from "./_keep_alive.ts";
+import { whenSlotFree } from "./_pool_waits.ts";
 import { consumedFlag } from "./_create.ts";
 import {
   countOption,
@@ -132,7 +133,6 @@ function keepAliveOptions(keepAlive: unknown) {
 }
 
 const unclosed = new FinalizationRegistry<Deno.PointerValue>((p) => lib().gpures_pool_close(p));
-let nextTicket = 1;
 
 /**
  * A pool of frames in shareable memory: each slot a sealed memfd holding one
@@ -157,8 +157,8 @@ export class FramePool {
   #closed = false;
   /** The stats as they were at close(); the native pool may be freed since. */
   #lastStats: FramePoolStats | undefined;
-  /** Tickets of acquires whose wait runs on one of Deno's threads. */
-  readonly #waiting = new Set<number>();
+  /** The waiting acquires, each as its way to fail. */
+  readonly #waiting = new Set<(error: unknown) => void>();
   readonly #views: PlaneCache;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
@@ -290,35 +290,49 @@ export class FramePool {
     const now = this.tryAcquire({ keepAlive });
     if (now) return now;
     const pool = this.#live("acquire");
-    const ticket = nextTicket++;
-    const abort = () => lib().gpures_pool_cancel(pool, ticket);
-    signal?.addEventListener("abort", abort, { once: true });
-    // While a wait runs on its thread the native pool must outlive it: close() defers to the last.
-    this.#waiting.add(ticket);
-    const until = performance.now() + timeout; // Infinity: no limit
-    try {
-      for (;;) {
-        // Wait off the event loop for a slot to come free, then take it here: another
-        // acquire may be faster, and then this one waits again for what time is left.
-        // The library counts a wait in i32 milliseconds: a longer timeout waits in slices.
-        const left = until === Infinity
-          ? -1
-          : Math.min(MAX_WAIT_SLICE_MS, Math.max(0, Math.ceil(until - performance.now())));
-        // Bound to this isolate's queue: if the isolate ends first (a terminated Worker), the
-        // wait ends with it instead of parking one of Deno's threads for good.
-        const queue = eventQueue(native());
-        const status = await lib().gpures_pool_wait_queue_async(pool, left, ticket, queue);
-        if (status === CANCELLED && signal?.aborted) throw signal.reason;
-        if (status === TIMED_OUT && performance.now() < until) continue;
-        if (status !== 0) throw this.#waitError(status, timeout);
-        const frame = this.tryAcquire({ keepAlive });
-        if (frame) return frame;
-      }
-    } finally {
-      signal?.removeEventListener("abort", abort);
-      this.#waiting.delete(ticket);
-      if (this.#closed && this.#waiting.size === 0) this.#closeNative();
+    const { promise, resolve, reject } = Promise.withResolvers<DmaBufHandle>();
+    let withdraw: (why: number) => void = () => {};
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settle = (error: unknown, frame?: DmaBufHandle) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.#waiting.delete(fail);
+      if (frame) resolve(frame);
+      else reject(error);
+    };
+    const fail = (error: unknown, why = CANCELLED) => {
+      withdraw(why);
+      settle(error);
+    };
+    const onAbort = () => fail(signal!.reason);
+    // The pool tells this isolate when a slot comes free; no thread waits. The slot is
+    // taken here, and another acquire may be faster: then this one asks again.
+    const ask = () => {
+      withdraw = whenSlotFree(pool, (status) => {
+        if (status !== 0) return settle(this.#waitError(status, timeout));
+        try {
+          const frame = this.tryAcquire({ keepAlive });
+          if (frame) settle(undefined, frame);
+          else ask();
+        } catch (e) {
+          settle(e);
+        }
+      });
+    };
+    ask();
+    this.#waiting.add(fail);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (timeout !== Infinity) {
+      // Timers count in i32 milliseconds: a longer timeout waits in slices.
+      const until = performance.now() + timeout;
+      const arm = () => {
+        const left = Math.ceil(until - performance.now());
+        if (left > 0) timer = setTimeout(arm, Math.min(MAX_WAIT_SLICE_MS, left));
+        else fail(this.#waitError(TIMED_OUT, timeout), TIMED_OUT);
+      };
+      arm();
     }
+    return await promise;
   }
 
   /**
@@ -414,11 +428,13 @@ export class FramePool {
     this.#closed = true;
     unclosed.unregister(this);
     this.#views.clear();
-    for (const ticket of this.#waiting) lib().gpures_pool_cancel(this.#pool, ticket);
-    if (this.#waiting.size === 0) this.#closeNative();
+    // Every waiting acquire rejects now, however many, while its notice can still be withdrawn.
+    const closed = new ReleasedError("Cannot acquire: the pool was closed", "STALE", "pool");
+    for (const fail of [...this.#waiting]) fail(closed);
+    this.#closeNative();
   }
 
-  /** The native close, once no wait of this pool runs on another thread. */
+  /** The native close: no wait of this pool is left. */
   #closeNative(): void {
     if (this.#pool === null) return;
     lib().gpures_pool_close(this.#pool);

@@ -391,7 +391,8 @@ GPURES_API uint64_t gpures_live_handles(uint32_t kind);
 enum {
   GPURES_EVENT_RELEASED = 1,      /* the handle's last release happened */
   GPURES_EVENT_MARK_CONSUMED = 2, /* a consumer called gpures_mark_consumed() */
-  GPURES_EVENT_SYNC_DONE = 3       /* a gpures_sync_wait_async() ended; status says how */
+  GPURES_EVENT_SYNC_DONE = 3,      /* a gpures_sync_wait_async() ended; status says how */
+  GPURES_EVENT_SLOT_FREE = 4       /* a gpures_pool_notify() came true; status says how */
 };
 
 typedef struct gpures_event {
@@ -1235,6 +1236,23 @@ GPURES_API int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t 
 */
 GPURES_API int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
                                       uint32_t queue);
+/*
+** Asks to hear, on event queue `queue`, that a slot is free, with no thread
+** waiting: GPURES_EVENT_SLOT_FREE with `token` is posted once, at once when a
+** slot is free now, else when one comes free (status OK: take it with
+** gpures_pool_acquire(timeout 0), and ask again if another was faster), or
+** when the pool closes (status GPURES_E_STALE). Every notice of a pool is
+** posted at each free slot, as a broadcast wakes every waiting thread. Any
+** number may be pending; asking twice with the same (queue, token) is one.
+*/
+GPURES_API int gpures_pool_notify(gpures_pool *pool, uint32_t queue, uint64_t token);
+/*
+** Withdraws a notice not posted yet; one posted already stays posted. `why`
+** is the waiter's reason: GPURES_E_TIMED_OUT counts in the pool's timeouts,
+** anything else (an abort) in nothing.
+*/
+GPURES_API int gpures_pool_notify_cancel(gpures_pool *pool, uint32_t queue, uint64_t token,
+                                         int why);
 /* Ends the wait of the acquire (or gpures_pool_wait) with this ticket, now or when it begins. */
 GPURES_API int gpures_pool_cancel(gpures_pool *pool, uint32_t ticket);
 GPURES_API int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out);

@@ -552,6 +552,53 @@ static void closing_a_pool_ends_waits_and_keeps_held_frames_readable(void) {
   CHECK_OK(gpures_unmap(ptr));
 }
 
+/* The events waiting on `queue`: their count, and the first one in *out. */
+static uint32_t take_events(uint32_t queue, gpures_event *out) {
+  gpures_event events[64];
+  uint32_t n = 0;
+  CHECK_OK(gpures_event_queue_poll(queue, events, 64, &n));
+  if (n) *out = events[0];
+  return n;
+}
+
+static void a_notice_tells_a_queue_of_a_free_slot_with_no_thread_waiting(void) {
+  gpures_pool *p = nv12_pool(1);
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  gpures_event e;
+  CHECK_OK(gpures_pool_notify(p, q, 7)); /* a slot is free now: posted at once */
+  CHECK_EQ(take_events(q, &e), 1u);
+  CHECK(e.type == GPURES_EVENT_SLOT_FREE && e.token == 7 && e.status == GPURES_OK);
+  gpures_handle f = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  for (uint64_t t = 10; t < 1010; t++) CHECK_OK(gpures_pool_notify(p, q, t)); /* any number */
+  CHECK_OK(gpures_pool_notify(p, q, 10)); /* the same notice twice is one */
+  CHECK_OK(gpures_pool_notify_cancel(p, q, 11, GPURES_E_TIMED_OUT));
+  CHECK_OK(gpures_pool_notify_cancel(p, q, 11, GPURES_E_TIMED_OUT)); /* withdrawn already: no-op */
+  CHECK_EQ(take_events(q, &e), 0u);
+  CHECK_OK(gpures_release(f)); /* the slot comes free: every notice hears of it */
+  CHECK_EQ(gpures_event_queue_pending(q), 999u);
+  CHECK_EQ(take_events(q, &e), 64u);
+  CHECK(e.type == GPURES_EVENT_SLOT_FREE && e.status == GPURES_OK);
+  while (take_events(q, &e)) {}
+  gpures_pool_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_OK(gpures_pool_stats_get(p, &st));
+  CHECK_EQ(st.timeouts, 1u);
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &f));
+  CHECK_OK(gpures_pool_notify(p, q, 2000));
+  CHECK_OK(gpures_pool_close(p)); /* a close ends the notices with STALE */
+  CHECK_EQ(take_events(q, &e), 1u);
+  CHECK(e.token == 2000 && e.status == (uint32_t)GPURES_E_STALE);
+  CHECK_OK(gpures_release(f));
+  CHECK_OK(gpures_event_queue_close(q));
+  gpures_pool *other = nv12_pool(1);
+  CHECK_FAILS(GPURES_E_STALE, "queue", gpures_pool_notify(other, q, 1)); /* a closed queue */
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "pool", gpures_pool_notify(NULL, q, 1));
+  CHECK_OK(gpures_pool_close(other));
+}
+
 static void closing_an_idle_pool_frees_every_slot_at_once(void) {
   int base = count_open_fds();
   gpures_pool *p = nv12_pool(4);
@@ -1439,6 +1486,7 @@ int main(void) {
   RUN(an_acquire_on_another_thread_wakes_when_a_frame_is_released);
   RUN(a_cancel_ends_the_wait_of_its_ticket_even_before_it_begins);
   RUN(closing_a_pool_ends_waits_and_keeps_held_frames_readable);
+  RUN(a_notice_tells_a_queue_of_a_free_slot_with_no_thread_waiting);
   RUN(closing_an_idle_pool_frees_every_slot_at_once);
   RUN(bad_pool_descriptors_are_refused_naming_the_field);
   RUN(two_hundred_frames_cross_with_every_byte_and_field);

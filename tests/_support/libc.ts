@@ -171,3 +171,15 @@ export function countOpenFds(): number {
   for (let fd = 0, end = fdLimit(); fd < end; fd++) if (isOpen(fd)) n++;
   return n;
 }
+
+/** The process's threads (Linux: the Threads line of /proc/self/status, read through libc). */
+export function threadCount(): number {
+  const fd = libc.open(new TextEncoder().encode("/proc/self/status\0"), 0, 0);
+  if (fd < 0) throw new Error("/proc/self/status does not open");
+  const bytes = new Uint8Array(8192);
+  const n = Number(libc.pread(fd, bytes, BigInt(bytes.length), 0n));
+  libc.close(fd);
+  const line = /^Threads:\s+(\d+)$/m.exec(new TextDecoder().decode(bytes.subarray(0, n)));
+  if (!line) throw new Error("/proc/self/status has no Threads line");
+  return Number(line[1]);
+}

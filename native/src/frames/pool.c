@@ -30,6 +30,12 @@ typedef struct pool_slot {
   gpures_handle fence; /* the last frame's release fence: the next frame's acquire fence (0: none) */
 } pool_slot;
 
+/* A queue to tell, once, that a slot is free: no thread waits for it. */
+typedef struct pool_notice {
+  uint32_t queue;
+  uint64_t token;
+} pool_notice;
+
 struct gpures_pool {
   pthread_mutex_t mu;
   pthread_cond_t freed;
@@ -38,6 +44,8 @@ struct gpures_pool {
   bool closed;
   uint32_t waiters;   /* threads inside acquire: the pool outlives them */
   uint32_t cancels[CANCELS], next_cancel;
+  pool_notice *notices; /* queues to tell when a slot comes free (gpures_pool_notify) */
+  uint32_t num_notices, notices_capacity;
   gpures_pool_stats stats;
   uint32_t num_slots;
   pool_slot slots[];
@@ -102,6 +110,7 @@ static void pool_free(gpures_pool *p) {
     if (p->slots[i].fd >= 0) close(p->slots[i].fd);
     (void)gpures_release(p->slots[i].fence);
   }
+  gpures__free(p->notices);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->freed);
   gpures__free(p);
@@ -119,6 +128,31 @@ static void slot_fence(void *ctx, gpures_handle release_fence) {
   ps->fence = release_fence;
   pthread_mutex_unlock(&ps->pool->mu);
   (void)gpures_release(old);
+}
+
+/* The notices of a pool, taken off it (locked) to be posted once its lock is down. */
+typedef struct notice_list {
+  pool_notice *items;
+  uint32_t length;
+} notice_list;
+
+static notice_list take_notices(gpures_pool *p) {
+  notice_list taken = {p->notices, p->num_notices};
+  p->notices = NULL;
+  p->num_notices = p->notices_capacity = 0;
+  return taken;
+}
+
+/*
+** Every waiter hears of a free slot, as a broadcast wakes every waiting
+** thread: each tries to take it, and those that lose ask again. Telling one
+** would strand the slot when that one no longer wants it.
+*/
+static void post_notices(notice_list told, int status) {
+  for (uint32_t i = 0; i < told.length; i++)
+    (void)gpures__event_post_status(told.items[i].queue, told.items[i].token,
+                                    GPURES_EVENT_SLOT_FREE, status);
+  gpures__free(told.items);
 }
 
 /* A frame's last release. A retired buffer may still be mapped elsewhere: the slot gets a new one. */
@@ -142,7 +176,9 @@ static void slot_returned(void *ctx, bool retired) {
   }
   bool done = finished(p);
   pthread_cond_broadcast(&p->freed);
+  notice_list told = take_notices(p);
   pthread_mutex_unlock(&p->mu);
+  post_notices(told, GPURES_OK);
   (void)gpures_release(stale_fence);
   if (gone) gpures__buffer_gone(gone);
   if (done) pool_free(p);
@@ -378,6 +414,59 @@ int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticke
   return status;
 }
 
+/* Adds (queue, token) to the notices, once; locked. */
+static int add_notice(gpures_pool *p, uint32_t queue, uint64_t token) {
+  for (uint32_t i = 0; i < p->num_notices; i++)
+    if (p->notices[i].queue == queue && p->notices[i].token == token) return GPURES_OK;
+  if (p->num_notices == p->notices_capacity) {
+    uint32_t capacity = p->notices_capacity ? p->notices_capacity * 2u : 4u;
+    if (capacity > (1u << 24)) return GPURES_E_OUT_OF_MEMORY; /* 16M waits on one pool */
+    pool_notice *grown = gpures__alloc((size_t)capacity * sizeof *grown);
+    if (!grown) return GPURES_E_OUT_OF_MEMORY;
+    if (p->num_notices) memcpy(grown, p->notices, (size_t)p->num_notices * sizeof *grown);
+    gpures__free(p->notices);
+    p->notices = grown;
+    p->notices_capacity = capacity;
+  }
+  p->notices[p->num_notices++] = (pool_notice){queue, token};
+  return GPURES_OK;
+}
+
+int gpures_pool_notify(gpures_pool *pool, uint32_t queue, uint64_t token) {
+  gpures__op op = pool_op("ask to hear of a free slot of");
+  if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
+  if (!gpures__event_queue_open(queue))
+    return gpures__fail(op, GPURES_E_STALE, "queue", "queue %u is not open", queue);
+  pthread_mutex_lock(&pool->mu);
+  int status = GPURES_OK;
+  bool now = false;
+  if (pool->closed) status = GPURES_E_STALE;
+  else if (peek_free(pool) || !any_alive(pool)) now = true; /* the try that follows says which */
+  else status = add_notice(pool, queue, token);
+  if (status == GPURES_OK && !now) pool->stats.waits++;
+  pthread_mutex_unlock(&pool->mu);
+  if (status == GPURES_E_STALE) return gpures__fail(op, status, "pool", "the pool is closed");
+  if (status != GPURES_OK)
+    return gpures__fail(op, status, "", "no memory to remember one more wait on the pool");
+  if (now) return gpures__event_post_status(queue, token, GPURES_EVENT_SLOT_FREE, GPURES_OK);
+  return GPURES_OK;
+}
+
+int gpures_pool_notify_cancel(gpures_pool *pool, uint32_t queue, uint64_t token, int why) {
+  if (!pool)
+    return gpures__fail(pool_op("withdraw a notice of"), GPURES_E_NULL_POINTER, "pool",
+                        "pool is null");
+  pthread_mutex_lock(&pool->mu);
+  for (uint32_t i = 0; i < pool->num_notices; i++) {
+    if (pool->notices[i].queue != queue || pool->notices[i].token != token) continue;
+    pool->notices[i] = pool->notices[--pool->num_notices];
+    if (why == GPURES_E_TIMED_OUT) pool->stats.timeouts++;
+    break;
+  }
+  pthread_mutex_unlock(&pool->mu);
+  return GPURES_OK;
+}
+
 void gpures__pool_queue_ended(uint32_t queue) {
   pthread_mutex_lock(&bound_mu);
   for (bound_wait *b = bound; b; b = b->next) {
@@ -428,7 +517,9 @@ int gpures_pool_close(gpures_pool *pool) {
   }
   bool done = finished(pool);
   pthread_cond_broadcast(&pool->freed);
+  notice_list told = take_notices(pool);
   pthread_mutex_unlock(&pool->mu);
+  post_notices(told, GPURES_E_STALE);
   for (uint32_t i = 0; i < num_gone; i++) gpures__buffer_gone(gone[i]);
   if (done) pool_free(pool);
   return GPURES_OK;
@@ -459,6 +550,14 @@ int gpures_pool_wait(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket) {
 int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket, uint32_t queue) {
   (void)pool, (void)timeout_ms, (void)ticket, (void)queue;
   return unsupported("wait on a pool of");
+}
+int gpures_pool_notify(gpures_pool *pool, uint32_t queue, uint64_t token) {
+  (void)pool, (void)queue, (void)token;
+  return unsupported("ask to hear of a free slot of");
+}
+int gpures_pool_notify_cancel(gpures_pool *pool, uint32_t queue, uint64_t token, int why) {
+  (void)pool, (void)queue, (void)token, (void)why;
+  return unsupported("withdraw a notice of");
 }
 void gpures__pool_queue_ended(uint32_t queue) { (void)queue; }
 int gpures_pool_stats_get(gpures_pool *pool, gpures_pool_stats *out) { (void)pool, (void)out; return unsupported("read the stats of"); }
