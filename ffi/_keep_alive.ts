@@ -28,36 +28,28 @@ const EVENT_RELEASED = 1;
 const EVENT_SYNC_DONE = 3;
 const EVENT_SLOT_FREE = 4;
 
-/** Where SYNC_DONE events go (ffi/_sync_waits.ts), and how many such waits are pending. */
-let syncDone: ((token: number, status: number) => void) | undefined;
-let syncWaits = 0;
+/** Listeners of wait events by type: SYNC_DONE (ffi/_sync_waits.ts), SLOT_FREE (ffi/_pool_waits.ts). */
+type WaitListener = (token: number, status: number) => void;
+const waitListeners = new Map<number, WaitListener>();
+/** Waits pending on this isolate's queue, of every type. */
+let pendingWaits = 0;
 
 /**
- * Routes this isolate's SYNC_DONE events to `listener` and counts `delta`
+ * Routes this isolate's events of `type` to `listener` and counts `delta`
  * more (or fewer) pending waits; while any pends, the watcher runs.
  */
-export function syncWaitsChanged(
-  listener: (token: number, status: number) => void,
-  delta: number,
-): void {
-  syncDone = listener;
-  syncWaits += delta;
-  if (syncWaits > 0) startPolling();
+function waitsChanged(type: number, listener: WaitListener, delta: number): void {
+  waitListeners.set(type, listener);
+  pendingWaits += delta;
+  if (pendingWaits > 0) startPolling();
 }
 
-/** Where SLOT_FREE events go (ffi/_pool_waits.ts), and how many such waits are pending. */
-let slotFree: ((token: number, status: number) => void) | undefined;
-let slotWaits = 0;
-
-/** As syncWaitsChanged, for acquires waiting on a pool's notice (gpures_pool_notify). */
-export function slotWaitsChanged(
-  listener: (token: number, status: number) => void,
-  delta: number,
-): void {
-  slotFree = listener;
-  slotWaits += delta;
-  if (slotWaits > 0) startPolling();
-}
+/** SyncPoint waits on the waiter thread: their SYNC_DONE events. */
+export const syncWaitsChanged = (listener: WaitListener, delta: number): void =>
+  waitsChanged(EVENT_SYNC_DONE, listener, delta);
+/** Acquires waiting on a pool's notice (gpures_pool_notify): their SLOT_FREE events. */
+export const slotWaitsChanged = (listener: WaitListener, delta: number): void =>
+  waitsChanged(EVENT_SLOT_FREE, listener, delta);
 const NO_ERRORS: unknown[] = [];
 
 /** A token for a new record; give it back with dropToken if the record is never added. */
@@ -146,10 +138,9 @@ function deliver(): unknown[] {
       const token = eventView.getUint32(i * 16, true);
       if (eventView.getUint32(i * 16 + 4, true) !== queue) continue;
       const type = eventView.getUint32(i * 16 + 8, true);
-      if (type === EVENT_SYNC_DONE) {
-        syncDone?.(token, eventView.getUint32(i * 16 + 12, true));
-      } else if (type === EVENT_SLOT_FREE) {
-        slotFree?.(token, eventView.getUint32(i * 16 + 12, true));
+      const listener = waitListeners.get(type);
+      if (listener) {
+        listener(token, eventView.getUint32(i * 16 + 12, true));
       } else if (type === EVENT_RELEASED) {
         const record = removeRecord(token);
         if (record) call(record.keepAlive, "release", errors);
@@ -159,7 +150,7 @@ function deliver(): unknown[] {
       }
     }
   }
-  if (liveRecords === 0 && syncWaits === 0 && slotWaits === 0 && timer !== undefined) {
+  if (liveRecords === 0 && pendingWaits === 0 && timer !== undefined) {
     clearInterval(timer);
     timer = undefined;
   }
@@ -187,7 +178,7 @@ export function report(errors: unknown[]): void {
  * away or no longer holds; releases made here are delivered at once.
  */
 export function startPolling(): void {
-  if (liveRecords === 0 && syncWaits === 0 && slotWaits === 0) return;
+  if (liveRecords === 0 && pendingWaits === 0) return;
   if (unrefOp) {
     if (!waiting) void waitForReleases();
     return;
@@ -213,7 +204,7 @@ const WAIT_SLICE_MS = 1000;
 async function waitForReleases(): Promise<void> {
   waiting = true;
   try {
-    while ((liveRecords > 0 || syncWaits > 0 || slotWaits > 0) && queue) {
+    while ((liveRecords > 0 || pendingWaits > 0) && queue) {
       // No out-buffer: the isolate may end while the wait runs, and its memory with it.
       const wait = native().gpures_event_queue_wait_async(queue, WAIT_SLICE_MS, null);
       unrefOp!(wait);
