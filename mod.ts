@@ -53,6 +53,7 @@ export { FrameQueue } from "./ffi/frame_queue.ts";
 export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
 export { type MapOptions } from "./ffi/_mapping.ts";
 export { liveHandles, liveMappings } from "./ffi/counts.ts";
+export { clockUs } from "./ffi/clock.ts";
 export {
   type FrameLayout,
   type LayoutOptions,

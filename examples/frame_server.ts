@@ -28,7 +28,14 @@
 // to measure). The exit code is 1 when any frame is not intact or missing.
 // Linux only (memfd-backed pools).
 
-import { Channel, FramePool, liveHandles, liveMappings, type PixelFormatName } from "../mod.ts";
+import {
+  Channel,
+  clockUs,
+  FramePool,
+  liveHandles,
+  liveMappings,
+  type PixelFormatName,
+} from "../mod.ts";
 import type { PlaneView } from "../mod.ts";
 
 /** The formats on the command line, by the pool's names. */
@@ -58,18 +65,8 @@ export interface ServerOptions {
 
 // ------------------------------------------------------------ shared helpers
 
-const libc = Deno.dlopen("libc.so.6", {
-  clock_gettime: { parameters: ["i32", "pointer"], result: "i32" },
-});
-const timespec = new BigInt64Array(2);
-const timespecAt = Deno.UnsafePointer.of(timespec);
-const CLOCK_MONOTONIC = 1;
-
-/** CLOCK_MONOTONIC in µs: the same clock in every process (performance.now() is not). */
-export function clockUs(): number {
-  libc.symbols.clock_gettime(CLOCK_MONOTONIC, timespecAt);
-  return Number(timespec[0]) * 1e6 + Number(timespec[1]) / 1e3;
-}
+/** The stamps' clock: the same in every process (performance.now() is not). */
+export { clockUs };
 
 /** Bytes of each row that hold samples, row by row, plane by plane: what a frame shows. */
 function* visibleRows(planes: PlaneView[]): Generator<Uint8Array> {

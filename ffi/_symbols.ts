@@ -21,6 +21,8 @@ export const symbols = {
   // const gpures_kind_info *gpures_kind_table(uint32_t *out_count)
   gpures_kind_table: { parameters: ["buffer"], result: "pointer" },
   // int gpures_kind_supported(uint32_t kind)
+  // uint64_t gpures_clock_us(void): the monotonic clock every process shares
+  gpures_clock_us: { parameters: [], result: "u64" },
   gpures_kind_supported: { parameters: ["u32"], result: "i32" },
   // const gpures_field_info *gpures_kind_fields(uint32_t kind, uint32_t *out_count)
   gpures_kind_fields: { parameters: ["u32", "buffer"], result: "pointer" },

@@ -75,6 +75,12 @@ extern "C" {
 
 /* (major << 16) | minor of the loaded library. */
 GPURES_API uint32_t gpures_abi_version(void);
+/*
+** Microseconds on the system's monotonic clock (CLOCK_MONOTONIC; Windows: the
+** performance counter): one clock for every process and thread of the
+** machine, so a producer's stamp and a consumer's compare. Not wall time.
+*/
+GPURES_API uint64_t gpures_clock_us(void);
 
 /* ---------------------------------------------------------------- statuses */
 

@@ -11,9 +11,16 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../internal.h"
+
+uint64_t gpures_clock_us(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0; /* cannot fail with a valid clock id */
+  return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
 
 void gpures__lock_acquire(gpures__lock *l) {
   /* Held only for a few instructions, so spinning beats a kernel mutex. */

@@ -5,6 +5,14 @@
 
 #include "../internal.h"
 
+uint64_t gpures_clock_us(void) {
+  LARGE_INTEGER now, hz; /* one counter for the whole system: every process reads the same */
+  QueryPerformanceCounter(&now);
+  QueryPerformanceFrequency(&hz);
+  return (uint64_t)(now.QuadPart / hz.QuadPart) * 1000000u +
+         (uint64_t)(now.QuadPart % hz.QuadPart) * 1000000u / (uint64_t)hz.QuadPart;
+}
+
 void gpures__lock_acquire(gpures__lock *l) {
   while (atomic_flag_test_and_set_explicit(&l->flag, memory_order_acquire)) SwitchToThread();
 }
