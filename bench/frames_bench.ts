@@ -31,9 +31,12 @@ import {
 import { lib } from "../ffi/_load.ts";
 import { clockUs, decodeStamps, STAMP_BYTES, type Stamps } from "./_frames_clock.ts";
 import { closeFd, memfd } from "./_memfd.ts";
+import { measureWakeFloor } from "./_wake_floor.ts";
 
 const s = lib();
 const WARMUP = 50;
+/** The C floor, measured before the benches and again after them: each ratio uses the lower. */
+const floorBefore = await measureWakeFloor();
 const SIZES = [["720p", 1280, 720], ["4K", 3840, 2160]] as const;
 
 // ------------------------------------------------------------------ samples
@@ -151,9 +154,10 @@ Deno.bench({
   },
 });
 
-// Every wait in the library (receive, acquire) runs on a thread of Deno's
-// blocking pool and resolves on the event loop: two thread switches even when
-// the answer is already there. This is that floor.
+// Every wait in the library (receive, send, acquire, waitAsync) ends in the
+// isolate's one wait on its event queue, a nonblocking FFI call that runs on
+// a thread of Deno's blocking pool and resolves on the event loop: two thread
+// switches even when the answer is already there. This is that floor.
 const [hopEnd, hopPeer] = Channel.pair();
 closers.push(() => (hopEnd.close(), hopPeer.close()));
 Deno.bench({
@@ -322,36 +326,64 @@ Deno.bench({
 
 // ------------------------------------------------------------ the table
 
-const TARGETS: [RegExp, string, number, number | null, number | null][] = [
-  // [which, what, hand-off p50, hand-off p99, return p50]
-  [/^pooled frame through a session/, "cross-process hand-off", 20, 50, 20],
-  [/^pooled frame to a Worker/, "Worker hand-off", 10, null, null],
+// Targets as multiples of the C floor (a one-way SOCK_SEQPACKET wake between
+// two processes): [which, hand-off p50, hand-off p99 (of the floor's p99), return p50].
+const TARGETS: [RegExp, number, number | null, number | null][] = [
+  [/^pooled frame through a session/, 2, 5, 2],
+  [/^pooled frame to a Worker/, 1, null, null],
 ];
 
-function verdict(value: number, limit: number | null): string {
-  return limit === null ? "" : value <= limit ? ` (≤ ${limit}: met)` : ` (> ${limit}: NOT met)`;
+function verdict(ratio: number, limit: number | null | undefined): string {
+  if (limit === null || limit === undefined) return "";
+  return ratio <= limit ? ` (≤ ${limit}x: met)` : ` (> ${limit}x: NOT met)`;
 }
 
-function row(t: Samples): string {
+function row(t: Samples, floor: { p50: number; p99: number } | null): string {
   const target = TARGETS.find(([which]) => which.test(t.name));
   const p50 = percentile(t.handoff, 50), p99 = percentile(t.handoff, 99);
   const back = t.back.length ? percentile(t.back, 50) : undefined;
+  const ratio = (value: number, of: number | undefined, limit: number | null | undefined) =>
+    of === undefined ? "" : ` = ${(value / of).toFixed(2)}x${verdict(value / of, limit)}`;
   const cells = [
     t.name,
-    `${p50.toFixed(1)}${verdict(p50, target?.[2] ?? null)}`,
-    `${p99.toFixed(1)}${verdict(p99, target?.[3] ?? null)}`,
-    back === undefined ? "–" : `${back.toFixed(1)}${verdict(back, target?.[4] ?? null)}`,
+    `${p50.toFixed(1)}${ratio(p50, floor?.p50, target?.[1])}`,
+    `${p99.toFixed(1)}${ratio(p99, floor?.p99, target?.[2])}`,
+    back === undefined ? "–" : `${back.toFixed(1)}${ratio(back, floor?.p50, target?.[3])}`,
     back === undefined ? "–" : percentile(t.back, 99).toFixed(1),
     String(t.handoff.length),
   ];
   return `| ${cells.join(" | ")} |`;
 }
 
+/** The C floor measured after the benches; with the one before, the lower of each. */
+let floorAfter: Awaited<ReturnType<typeof measureWakeFloor>> = null;
+Deno.bench({
+  name: "C floor: one-way SOCK_SEQPACKET wake between two processes (measured once more)",
+  group: "zz floor again",
+  n: 1,
+  warmup: 0,
+  async fn() {
+    floorAfter = await measureWakeFloor();
+  },
+});
+
 globalThis.addEventListener("unload", () => {
+  const floors = [floorBefore, floorAfter].filter((f) => f !== null);
+  const floor = floors.length
+    ? { p50: Math.min(...floors.map((f) => f.p50)), p99: Math.min(...floors.map((f) => f.p99)) }
+    : null;
   console.log("\nOne-way times (µs, CLOCK_MONOTONIC stamps in both ends):\n");
+  if (floor) {
+    console.log(
+      `C floor, a one-way SOCK_SEQPACKET wake between two processes: p50 ${
+        floor.p50.toFixed(1)
+      } µs, p99 ${floor.p99.toFixed(1)} µs (the lower of a run before and after the benches); ` +
+        "ratios are to its p50 (p99 column: to its p99).\n",
+    );
+  }
   console.log("| path | hand-off p50 | hand-off p99 | return p50 | return p99 | frames |");
   console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
-  for (const t of all) if (t.handoff.length) console.log(row(t));
+  for (const t of all) if (t.handoff.length) console.log(row(t, floor));
   for (const close of closers) close();
   for (const child of children) child.kill(); // they end on their own once the channels close; this is for the rest
   if (liveHandles() !== 0) console.error(`frames bench: ${liveHandles()} handles leaked`);

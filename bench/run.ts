@@ -91,7 +91,15 @@ if (!args.has("--no-build")) {
     "-DCMAKE_BUILD_TYPE=Release",
     "-DGPURES_BUILD_BENCH=ON",
   ]);
-  await run("cmake", ["--build", buildDir, "-j2", "--target", "gpures", "gpures_bench"]);
+  await run("cmake", [
+    "--build",
+    buildDir,
+    "-j2",
+    "--target",
+    "gpures",
+    "gpures_bench",
+    "gpures_wake_floor",
+  ]);
 }
 
 // -------------------------------------------------------------- C figures

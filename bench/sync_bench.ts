@@ -18,6 +18,7 @@
 import process from "node:process";
 import { CpuFence } from "../mod.ts";
 import { lib } from "../ffi/_load.ts";
+import { measureWakeFloor } from "./_wake_floor.ts";
 
 const s = lib();
 const perms = { ffi: true, read: true, env: true } as const;
@@ -114,6 +115,7 @@ async function wakeUps(n: number, elsewhere: boolean): Promise<void> {
   }
   const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)];
   const us = (ms: number) => `${(ms * 1000).toFixed(1)} us`;
+  const floor = elsewhere ? await measureWakeFloor() : null;
   console.log(
     `${
       elsewhere ? "signalled elsewhere" : "signal() here"
@@ -121,7 +123,12 @@ async function wakeUps(n: number, elsewhere: boolean): Promise<void> {
       us(q(wake, 0.9))
     }; ` +
       `setTimeout(0) round trip: median ${us(q(timer, 0.5))}, p90 ${us(q(timer, 0.9))}; ` +
-      `median ratio ${(q(wake, 0.5) / q(timer, 0.5)).toFixed(3)}`,
+      `median ratio ${(q(wake, 0.5) / q(timer, 0.5)).toFixed(3)}` +
+      (floor
+        ? `; C floor (one-way SOCK_SEQPACKET wake between processes) p50 ${
+          floor.p50.toFixed(1)
+        } us: median ${(q(wake, 0.5) * 1000 / floor.p50).toFixed(2)}x the floor (target ≤ 2x)`
+        : ""),
   );
 }
 

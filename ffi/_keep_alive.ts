@@ -27,8 +27,12 @@ let timer: ReturnType<typeof setInterval> | undefined;
 const EVENT_RELEASED = 1;
 const EVENT_SYNC_DONE = 3;
 const EVENT_SLOT_FREE = 4;
+const EVENT_FD_READY = 5;
 
-/** Listeners of wait events by type: SYNC_DONE (ffi/_sync_waits.ts), SLOT_FREE (ffi/_pool_waits.ts). */
+/**
+ * Listeners of wait events by type: SYNC_DONE (ffi/_sync_waits.ts), SLOT_FREE
+ * (ffi/_pool_waits.ts), FD_READY (ffi/_fd_waits.ts).
+ */
 type WaitListener = (token: number, status: number) => void;
 const waitListeners = new Map<number, WaitListener>();
 /** Waits pending on this isolate's queue, of every type. */
@@ -50,6 +54,9 @@ export const syncWaitsChanged = (listener: WaitListener, delta: number): void =>
 /** Acquires waiting on a pool's notice (gpures_pool_notify): their SLOT_FREE events. */
 export const slotWaitsChanged = (listener: WaitListener, delta: number): void =>
   waitsChanged(EVENT_SLOT_FREE, listener, delta);
+/** Channel fds this isolate's wait watches (gpures_event_queue_watch): their FD_READY events. */
+export const fdWaitsChanged = (listener: WaitListener, delta: number): void =>
+  waitsChanged(EVENT_FD_READY, listener, delta);
 const NO_ERRORS: unknown[] = [];
 
 /** A token for a new record; give it back with dropToken if the record is never added. */
@@ -170,7 +177,9 @@ export function report(errors: unknown[]): void {
 /**
  * Releases made elsewhere (a Worker, native code) reach this isolate through
  * a wait: gpures_event_queue_wait runs on a thread of Deno's and returns as
- * soon as such a release is queued, so the keep-alive runs at once. The wait
+ * soon as such a release is queued, so the keep-alive runs at once. The same
+ * thread polls the channel fds this isolate waits on: whatever an isolate
+ * waits for, it holds one thread of Deno's. The wait
  * must not keep the process alive (a handle that native code holds forever
  * would hang the exit), which only Deno's op scheduler can grant
  * (`unrefOpPromise`, an internal); without it a 20 ms poll does the job.
@@ -185,6 +194,7 @@ export function startPolling(): void {
   }
   if (timer !== undefined) return;
   const id = setInterval(() => {
+    if (queue) native().gpures_event_queue_wait(queue, 0, null); // the watched fds, once
     report(drain());
   }, 20);
   Deno.unrefTimer(id);

@@ -1,13 +1,11 @@
-// The machinery under Channel: socket fds with waits that may be pending on
-// other threads, and socket paths as the C library takes them (NUL-ended
+// The machinery under Channel: socket fds with waits pending on the
+// isolate's event queue, and socket paths as the C library takes them (NUL-ended
 // bytes, `file:` URLs decoded).
 
+import { type FdWait, whenFdReady } from "./_fd_waits.ts";
 import { lib } from "./_load.ts";
-import { check } from "./_native.ts";
 import { GpuResourceError, InvalidHandleError, ReleasedError } from "./errors.ts";
 
-/** How long one wait lasts before it looks again (shutdown ends it sooner on Linux). */
-const WAIT_SLICE_MS = 1000;
 const encoder = new TextEncoder();
 
 function badPath(verb: string, why: string): InvalidHandleError {
@@ -61,7 +59,11 @@ export function cPath(path: string | URL, verb: string): Uint8Array {
   return out;
 }
 
-/** A socket fd with waits that may be pending on other threads. */
+/**
+ * A socket fd with waits pending on this isolate's event queue. The library
+ * polls the fd only for those waits, so closing withdraws them first: the fd
+ * is closed with nothing left to poll it.
+ */
 export class Socket {
   closed = false;
   /**
@@ -69,8 +71,7 @@ export class Socket {
    * closes the fd. Null again once freed: read it only while not `closed`.
    */
   session: Deno.PointerValue = null;
-  #waits = 0;
-  #fdClosed = false;
+  readonly #waits = new Set<FdWait>();
 
   constructor(readonly fd: number, readonly what: string) {}
 
@@ -82,22 +83,25 @@ export class Socket {
     return this.fd;
   }
 
-  /** Waits off the isolate's thread until `events` hold (or a slice passes). */
+  /**
+   * Waits, holding no thread, until `events` hold; returns at once when the
+   * socket closes meanwhile (the caller's next use says so).
+   */
   async wait(events: number): Promise<void> {
-    this.#waits++;
-    const ready = new Uint32Array(1);
+    const wait = whenFdReady(this.open("wait on"), events);
+    this.#waits.add(wait);
     let status: number;
     try {
-      // No out-buffer: an isolate that ends mid-wait frees its memory; the caller tries again.
-      status = await lib().gpures_channel_wait(this.fd, events, WAIT_SLICE_MS, null);
+      status = await wait.done;
     } finally {
-      this.#waits--;
-      if (this.closed && this.#waits === 0) this.#closeFd();
+      this.#waits.delete(wait);
     }
     if (status !== 0 && !this.closed) {
-      // The message is in the waiting thread's last error; ask again here to read it.
-      check(lib().channel_wait_now(this.fd, events, 0, ready));
-      throw new GpuResourceError(`Cannot wait on ${this.what}: status ${status}`, "OS_ERROR");
+      throw new GpuResourceError(
+        `Cannot wait on ${this.what}: fd ${this.fd} was closed under the wait`,
+        "OS_ERROR",
+        "fd",
+      );
     }
   }
 
@@ -106,13 +110,9 @@ export class Socket {
     this.closed = true;
     // A receiving session tells the sender which buffers it still holds before the end.
     if (this.session !== null) lib().gpures_session_shutdown(this.session);
-    lib().gpures_channel_shutdown(this.fd); // wakes waits here, ends the peer's
-    if (this.#waits === 0) this.#closeFd();
-  }
-
-  #closeFd(): void {
-    if (this.#fdClosed) return;
-    this.#fdClosed = true;
+    lib().gpures_channel_shutdown(this.fd); // the peer sees the end
+    for (const wait of this.#waits) wait.withdraw(); // they settle; nothing polls the fd after
+    this.#waits.clear();
     const session = this.session;
     // The session is freed now: nothing may reach it through this pointer again.
     this.session = null;

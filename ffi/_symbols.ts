@@ -36,6 +36,14 @@ export const symbols = {
     result: "i32",
     nonblocking: true,
   },
+  // The same, on the isolate's thread with timeout 0: polls the queue's watched fds once.
+  gpures_event_queue_wait: { parameters: ["u32", "i32", "pointer"], result: "i32" },
+  // int gpures_event_queue_watch(uint32_t queue, int fd, uint32_t events, uint64_t token)
+  gpures_event_queue_watch: { parameters: ["u32", "i32", "u32", "u64"], result: "i32" },
+  // int gpures_event_queue_unwatch(uint32_t queue, uint64_t token, uint32_t *out_withdrawn)
+  gpures_event_queue_unwatch: { parameters: ["u32", "u64", "buffer"], result: "i32" },
+  // uint32_t gpures_event_queue_watching(uint32_t queue)
+  gpures_event_queue_watching: { parameters: ["u32"], result: "u32" },
   // int gpures_sync_wait(gpures_handle sync, int64_t timeout_ns): blocks this thread
   gpures_sync_wait: { parameters: ["u64", "i64"], result: "i32" },
   // int gpures_sync_poll(gpures_handle sync, uint32_t *out_reached)
@@ -203,17 +211,11 @@ export const symbols = {
   // int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle)
   gpures_channel_receive: { parameters: ["i32", "u32", "buffer"], result: "i32" },
   // int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready),
-  // awaited off the isolate's thread
+  // awaited off the isolate's thread: the benchmarks' measure of a blocking-pool hop
   gpures_channel_wait: {
     parameters: ["i32", "u32", "i32", "pointer"], // out_ready null: the isolate may end mid-wait
     result: "i32",
     nonblocking: true,
-  },
-  // The same function called on the isolate's thread (timeout 0), to read its error message.
-  channel_wait_now: {
-    name: "gpures_channel_wait",
-    parameters: ["i32", "u32", "i32", "buffer"],
-    result: "i32",
   },
   // int gpures_channel_shutdown(int fd)
   gpures_channel_shutdown: { parameters: ["i32"], result: "i32" },

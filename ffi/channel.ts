@@ -1,13 +1,13 @@
 // Channels between processes: handles of the kinds that own fds
 // (DmaBufHandle, VkOpaqueFd) cross a Unix domain socket with their fds.
 //
-// Nothing here blocks the event loop. Sending and receiving call C with
-// GPURES_CHANNEL_NONBLOCK, so they either finish at once or find the channel
-// full (or empty); only then do they await gpures_channel_wait, declared
-// `nonblocking: true`, which waits on a thread of Deno's blocking pool. A
-// message that is already waiting costs one synchronous call. Closing shuts
-// the socket down first, which wakes such a wait at once; the fd itself is
-// closed when the last wait returns, never under a waiting thread.
+// Nothing here blocks the event loop or holds a thread while it waits.
+// Sending and receiving call C with GPURES_CHANNEL_NONBLOCK, so they either
+// finish at once or find the channel full (or empty); only then do they wait
+// for the socket (ffi/_socket.ts), which the isolate's one wait on its event
+// queue polls along with everything else it waits for. A message that is
+// already waiting costs one synchronous call. Closing withdraws such waits,
+// then closes the fd.
 
 import { lib } from "./_load.ts";
 import { cPath, Socket } from "./_socket.ts";

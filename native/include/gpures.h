@@ -398,13 +398,14 @@ enum {
   GPURES_EVENT_RELEASED = 1,      /* the handle's last release happened */
   GPURES_EVENT_MARK_CONSUMED = 2, /* a consumer called gpures_mark_consumed() */
   GPURES_EVENT_SYNC_DONE = 3,      /* a gpures_sync_wait_async() ended; status says how */
-  GPURES_EVENT_SLOT_FREE = 4       /* a gpures_pool_notify() came true; status says how */
+  GPURES_EVENT_SLOT_FREE = 4,      /* a gpures_pool_notify() came true; status says how */
+  GPURES_EVENT_FD_READY = 5        /* a gpures_event_queue_watch() fd is ready; status says how */
 };
 
 typedef struct gpures_event {
   uint64_t token;  /* the create option's (or the wait's) event_token */
   uint32_t type;   /* GPURES_EVENT_* */
-  uint32_t status; /* SYNC_DONE: GPURES_OK, GPURES_E_TIMED_OUT, _CANCELLED, ...; else 0 */
+  uint32_t status; /* SYNC_DONE, SLOT_FREE, FD_READY: GPURES_OK, GPURES_E_TIMED_OUT, ...; else 0 */
 } gpures_event;
 
 /*
@@ -423,7 +424,8 @@ GPURES_API int gpures_event_queue_open(uint32_t *out_queue);
 ** Closes a queue; later events for it are dropped. The waits made on its
 ** behalf end now, since nobody is left to hear of them: its
 ** gpures_sync_wait_async() waits (CANCELLED; each lets go of its reference to
-** the point) and its gpures_pool_wait_queue() waits (CANCELLED).
+** the point) and its gpures_pool_wait_queue() waits (CANCELLED); its fd
+** watches are dropped.
 */
 GPURES_API int gpures_event_queue_close(uint32_t queue);
 /*
@@ -444,13 +446,39 @@ GPURES_API int gpures_event_queue_close(uint32_t queue);
 GPURES_API int gpures_event_queue_close_on_thread_exit(uint32_t queue);
 /*
 ** Waits up to timeout_ms (-1: no limit) until the queue has an event, and
-** gives the number waiting (0 when the time ran out). GPURES_E_STALE when
-** the queue is closed, before or during the wait. out_pending may be NULL.
+** gives the number waiting (0 when the time ran out), polling the fds the
+** queue watches meanwhile (a watch that fires posts its event, which ends the
+** wait; timeout 0 just looks). GPURES_E_STALE when the queue is closed,
+** before or during the wait. out_pending may be NULL.
 ** For a host's helper thread: a Deno isolate runs it as a nonblocking FFI
 ** call (passing no buffer, which the isolate's end could free mid-call), so
 ** releases made in other isolates or native threads reach it at once.
 */
 GPURES_API int gpures_event_queue_wait(uint32_t queue, int32_t timeout_ms, uint32_t *out_pending);
+/*
+** Watches `fd` for `events` (GPURES_CHANNEL_READABLE, GPURES_CHANNEL_WRITABLE)
+** on the queue's behalf: GPURES_EVENT_FD_READY with `token` is posted once,
+** when they hold or the fd hangs up or fails (status GPURES_OK: the next read
+** or write says which), or with GPURES_E_OS_ERROR when the fd was closed
+** under the watch. The thread in gpures_event_queue_wait() polls every fd its
+** queue watches along with the queue itself, so a watch holds no thread of its
+** own and the thread that returns to the host is the one the kernel woke. The
+** fd is polled only while a thread waits on the queue: a host keeps one
+** waiting while it watches anything. Keep the fd open until the event arrived
+** or gpures_event_queue_unwatch() withdrew the watch; the queue's close drops
+** its watches. The event's room is set aside here, so its post cannot fail.
+** Bad fd: GPURES_E_OS_ERROR naming "fd" (EBADF); bad events:
+** GPURES_E_INVALID_VALUE naming "events"; a closed queue: GPURES_E_STALE.
+*/
+GPURES_API int gpures_event_queue_watch(uint32_t queue, int fd, uint32_t events, uint64_t token);
+/*
+** Withdraws the watch with `token`: *out_withdrawn is 1 when it was pending
+** (no event comes; the fd is the caller's to close), 0 when its event was
+** posted already or no such watch exists. out_withdrawn may be NULL.
+*/
+GPURES_API int gpures_event_queue_unwatch(uint32_t queue, uint64_t token, uint32_t *out_withdrawn);
+/* Watches pending on the queue (0 for a closed or unknown queue). */
+GPURES_API uint32_t gpures_event_queue_watching(uint32_t queue);
 /* Events waiting in the queue (0 for a closed or unknown queue). */
 GPURES_API uint32_t gpures_event_queue_pending(uint32_t queue);
 /* Moves up to `capacity` events (at most `capacity` are written) out of the queue, oldest first. */

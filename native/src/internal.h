@@ -335,13 +335,17 @@ const gpures_field_info *gpures__field_find(const gpures__variant *v, const char
 
 /* Whether queue id is open (events.c). */
 bool gpures__event_queue_open(uint32_t id);
-/* Wakes every gpures_event_queue_wait() (events/wait.c); cheap when none waits. */
-void gpures__events_wake(void);
+/* Queues open at once, at most; an id's low 16 bits are its index + 1. */
+#define GPURES__MAX_QUEUES 4096u
+/* Wakes the threads in gpures_event_queue_wait() on `queue` (events/wait.c); cheap when none waits. */
+void gpures__events_wake(uint32_t queue);
+/* The queue closed: its fd watches go (events/wait.c). */
+void gpures__watches_queue_ended(uint32_t queue);
 /* Posts an event; GPURES_E_OUT_OF_MEMORY when the queue cannot grow. */
 int gpures__event_post(uint32_t queue, uint64_t token, uint32_t type);
 /* The same, with the event's status (SYNC_DONE's outcome). */
 int gpures__event_post_status(uint32_t queue, uint64_t token, uint32_t type, int status);
-/* Reserves room for one RELEASED or SYNC_DONE event, so that its post cannot fail. */
+/* Reserves room for one RELEASED, SYNC_DONE or FD_READY event, so that its post cannot fail. */
 int gpures__event_reserve(uint32_t queue);
 void gpures__event_unreserve(uint32_t queue);
 /*

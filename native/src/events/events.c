@@ -19,7 +19,6 @@
 
 #include "../internal.h"
 
-#define MAX_QUEUES 4096u
 #define LAST_GENERATION UINT16_MAX
 
 typedef struct queue {
@@ -33,22 +32,22 @@ typedef struct queue {
   gpures_event *ring;
 } queue;
 
-static queue queues[MAX_QUEUES];
+static queue queues[GPURES__MAX_QUEUES];
 static gpures__lock table_lock;
-static uint16_t generations[MAX_QUEUES];
+static uint16_t generations[GPURES__MAX_QUEUES];
 static _Atomic uint32_t retired; /* indexes whose last generation was closed */
 #if !defined(_WIN32)
 /* The table's lock before the queues': a queue's lock is taken under it (gpures_event_queue_open). */
 __attribute__((constructor)) static void locks_across_fork(void) {
   gpures__locks_across_fork(&table_lock, 1, sizeof table_lock);
-  gpures__locks_across_fork(&queues[0].lock, MAX_QUEUES, sizeof queues[0]);
+  gpures__locks_across_fork(&queues[0].lock, GPURES__MAX_QUEUES, sizeof queues[0]);
 }
 #endif
 
 /* Ids carry a generation so a reopened index never receives an old queue's events. */
 static queue *queue_of(uint32_t id) {
   uint32_t index = (id & 0xffffu) - 1u;
-  if (id == 0 || index >= MAX_QUEUES) return NULL;
+  if (id == 0 || index >= GPURES__MAX_QUEUES) return NULL;
   return &queues[index];
 }
 
@@ -56,7 +55,7 @@ int gpures_event_queue_open(uint32_t *out_queue) {
   gpures__op op = {"open event queue", 0};
   if (!out_queue) return gpures__fail(op, GPURES_E_NULL_POINTER, "outQueue", "outQueue is null");
   gpures__lock_acquire(&table_lock);
-  for (uint32_t i = 0; i < MAX_QUEUES; i++) {
+  for (uint32_t i = 0; i < GPURES__MAX_QUEUES; i++) {
     queue *q = &queues[i];
     gpures__lock_acquire(&q->lock);
     if (q->id == 0 && q->ring == NULL && generations[i] != LAST_GENERATION) {
@@ -73,7 +72,7 @@ int gpures_event_queue_open(uint32_t *out_queue) {
   }
   gpures__lock_release(&table_lock);
   uint32_t gone = atomic_load_explicit(&retired, memory_order_relaxed);
-  return gpures__fail_table_full(op, MAX_QUEUES, gone, "event queues are open",
+  return gpures__fail_table_full(op, GPURES__MAX_QUEUES, gone, "event queues are open",
                                  "close queues that are done");
 }
 
@@ -94,7 +93,8 @@ static int close_queue(uint32_t id) {
   gpures__lock_release(&q->lock);
   gpures__free(ring);
   if (id >> 16 == LAST_GENERATION) atomic_fetch_add_explicit(&retired, 1, memory_order_relaxed);
-  gpures__events_wake(); /* a wait on it ends */
+  gpures__watches_queue_ended(id);
+  gpures__events_wake(id); /* a wait on it ends */
   gpures__sync_queue_ended(id);
   gpures__pool_queue_ended(id);
   return GPURES_OK;
@@ -270,9 +270,11 @@ int gpures__event_post_status(uint32_t id, uint64_t token, uint32_t type, int ev
   if (!q) return GPURES_OK;
   gpures__lock_acquire(&q->lock);
   int status = GPURES_OK;
+  bool queued = false;
   if (q->id == id) { /* a closed queue's isolate is gone: drop the event */
-    /* RELEASED and SYNC_DONE had their room set aside (create, wait_async). */
-    bool released = (type == GPURES_EVENT_RELEASED || type == GPURES_EVENT_SYNC_DONE) && q->reserved > 0;
+    /* RELEASED, SYNC_DONE and FD_READY had their room set aside (create, wait_async, watch). */
+    bool released = (type == GPURES_EVENT_RELEASED || type == GPURES_EVENT_SYNC_DONE ||
+                     type == GPURES_EVENT_FD_READY) && q->reserved > 0;
     if (released) q->reserved--; /* the room was set aside at create */
     else status = grow(q, q->length + q->reserved + 1);
     if (status == GPURES_OK) {
@@ -281,9 +283,10 @@ int gpures__event_post_status(uint32_t id, uint64_t token, uint32_t type, int ev
       e->type = type;
       e->status = (uint32_t)event_status;
       q->length++;
+      queued = true;
     }
   }
   gpures__lock_release(&q->lock);
-  if (status == GPURES_OK) gpures__events_wake();
+  if (queued) gpures__events_wake(id);
   return status;
 }
