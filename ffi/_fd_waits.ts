@@ -1,33 +1,16 @@
 // Channel waits: a socket that is full (or empty) is watched by this
 // isolate's one wait on its event queue (gpures_event_queue_watch), which
 // polls it along with the queue and posts FD_READY when it is ready. A
-// pending receive, send or accept holds no thread, however many pend; a
-// ref'd timer that never fires holds the event loop open while any pends (an
-// awaited promise whose loop exits is an error).
+// pending receive, send or accept holds no thread, however many pend.
 
-import { eventQueue, fdWaitsChanged } from "./_keep_alive.ts";
+import { eventQueue, eventToken, WAIT_EVENTS, WaitTable } from "./_keep_alive.ts";
 import { lastError, native } from "./_native.ts";
 
-const waits = new Map<number, (status: number) => void>();
-let nextToken = 1;
-let holder: ReturnType<typeof setInterval> | undefined;
+const waits = new WaitTable<(status: number) => void>(
+  WAIT_EVENTS.fdReady,
+  (resolve, status) => resolve(status),
+);
 const withdrawn = new Uint32Array(1);
-
-function ready(token: number, status: number): void {
-  const heard = waits.get(token);
-  if (!heard) return; // withdrawn meanwhile: its event was posted already
-  forget(token);
-  heard(status);
-}
-
-function forget(token: number): void {
-  waits.delete(token);
-  if (waits.size === 0 && holder !== undefined) {
-    clearInterval(holder);
-    holder = undefined;
-  }
-  fdWaitsChanged(ready, -1);
-}
 
 /** A pending wait on an fd: the status it ends with, and its withdrawal. */
 export interface FdWait {
@@ -47,20 +30,19 @@ export interface FdWait {
 export function whenFdReady(fd: number, events: number): FdWait {
   const s = native();
   const queue = eventQueue(s);
-  const token = nextToken++ >>> 0 || nextToken++;
-  const fullToken = (BigInt(queue) << 32n) | BigInt(token);
-  const status = s.gpures_event_queue_watch(queue, fd, events, fullToken);
-  if (status !== 0) throw lastError(status);
   const { promise, resolve } = Promise.withResolvers<number>();
-  waits.set(token, resolve);
-  if (holder === undefined) holder = setInterval(() => {}, 2 ** 30);
-  fdWaitsChanged(ready, +1);
+  const token = waits.add(resolve);
+  const full = eventToken(queue, token);
+  const status = s.gpures_event_queue_watch(queue, fd, events, full);
+  if (status !== 0) {
+    waits.take(token);
+    throw lastError(status);
+  }
   return {
     done: promise,
     withdraw: () => {
-      if (!waits.has(token)) return;
-      s.gpures_event_queue_unwatch(queue, fullToken, withdrawn);
-      forget(token);
+      if (!waits.take(token)) return;
+      s.gpures_event_queue_unwatch(queue, full, withdrawn);
       resolve(0);
     },
   };

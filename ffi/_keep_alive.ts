@@ -48,15 +48,66 @@ function waitsChanged(type: number, listener: WaitListener, delta: number): void
   if (pendingWaits > 0) startPolling();
 }
 
-/** SyncPoint waits on the waiter thread: their SYNC_DONE events. */
-export const syncWaitsChanged = (listener: WaitListener, delta: number): void =>
-  waitsChanged(EVENT_SYNC_DONE, listener, delta);
-/** Acquires waiting on a pool's notice (gpures_pool_notify): their SLOT_FREE events. */
-export const slotWaitsChanged = (listener: WaitListener, delta: number): void =>
-  waitsChanged(EVENT_SLOT_FREE, listener, delta);
-/** Channel fds this isolate's wait watches (gpures_event_queue_watch): their FD_READY events. */
-export const fdWaitsChanged = (listener: WaitListener, delta: number): void =>
-  waitsChanged(EVENT_FD_READY, listener, delta);
+/** The kinds of wait whose ends reach this isolate as events of their own type. */
+export const WAIT_EVENTS = {
+  /** SyncPoint waits on the waiter thread (gpures_sync_wait_async). */
+  syncDone: EVENT_SYNC_DONE,
+  /** Acquires waiting on a pool's notice (gpures_pool_notify). */
+  slotFree: EVENT_SLOT_FREE,
+  /** Channel fds this isolate's wait watches (gpures_event_queue_watch). */
+  fdReady: EVENT_FD_READY,
+} as const;
+
+/**
+ * The pending waits of one event type, by token. While any pends, the
+ * watcher runs and a ref'd timer that never fires holds the event loop open
+ * (an awaited promise whose loop exits is an error); the watcher's own wait
+ * is unref'd. Each wait ends once: by its event (`ended` runs) or by `take`.
+ */
+export class WaitTable<T> {
+  readonly #waits = new Map<number, T>();
+  readonly #listener: WaitListener;
+  #next = 1;
+  #holder: ReturnType<typeof setInterval> | undefined;
+
+  constructor(readonly type: number, ended: (wait: T, status: number) => void) {
+    this.#listener = (token, status) => {
+      const wait = this.take(token);
+      if (wait !== undefined) ended(wait, status); // else withdrawn meanwhile: a stale event
+    };
+  }
+
+  /** Adds a wait under a new token (never 0), which its event will carry. */
+  add(wait: T): number {
+    const token = this.#next++ >>> 0 || this.#next++;
+    this.#waits.set(token, wait);
+    this.#holder ??= setInterval(() => {}, 2 ** 30);
+    waitsChanged(this.type, this.#listener, +1);
+    return token;
+  }
+
+  /** Ends the wait with `token` without its event; what it was, if it still pended. */
+  take(token: number): T | undefined {
+    const wait = this.#waits.get(token);
+    if (wait === undefined) return undefined;
+    this.#waits.delete(token);
+    if (this.#waits.size === 0 && this.#holder !== undefined) {
+      clearInterval(this.#holder);
+      this.#holder = undefined;
+    }
+    waitsChanged(this.type, this.#listener, -1);
+    return wait;
+  }
+
+  get size(): number {
+    return this.#waits.size;
+  }
+}
+
+/** The event token of `token` on `queue`: only that queue's isolate receives it. */
+export function eventToken(queue: number, token: number): bigint {
+  return (BigInt(queue) << 32n) | BigInt(token);
+}
 const NO_ERRORS: unknown[] = [];
 
 /** A token for a new record; give it back with dropToken if the record is never added. */

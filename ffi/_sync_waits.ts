@@ -1,41 +1,30 @@
 // Async waits on SyncPoints: the library's waiter thread holds each one and
-// posts SYNC_DONE to this isolate's event queue, which the keep-alive watcher
-// already waits on without holding the event loop open. A pending wait must
-// hold it open (an awaited promise whose loop exits is an error), so a
-// ref'd timer that never fires stands for the waits while any pends.
+// posts SYNC_DONE to this isolate's event queue, which the keep-alive
+// watcher waits on (ffi/_keep_alive.ts's WaitTable holds the loop open).
 
-import { eventQueue, syncWaitsChanged } from "./_keep_alive.ts";
+import { eventQueue, eventToken, WAIT_EVENTS, WaitTable } from "./_keep_alive.ts";
 import { cString, lastError, native } from "./_native.ts";
 import { errorFor, type GpuResourceError, TimeoutError } from "./errors.ts";
 
 interface PendingWait {
   /** The point's handle: a signal() made here resolves its waits at once. */
   handle: bigint;
+  token: number;
   resolve(): void;
   reject(error: unknown): void;
   /** Builds the error of a failed status; the message is made where the wait began. */
   fail(status: number): unknown;
 }
 
-const waits = new Map<number, PendingWait>();
+const waits = new WaitTable<PendingWait>(WAIT_EVENTS.syncDone, done);
 /** The tokens of this isolate's pending waits, by the point's handle. */
 const byHandle = new Map<bigint, Set<number>>();
-let nextToken = 1;
-let holder: ReturnType<typeof setInterval> | undefined;
 const TIMED_OUT = 12;
 
-function done(token: number, status: number): void {
-  const wait = waits.get(token);
-  if (!wait) return;
-  waits.delete(token);
+function done(wait: PendingWait, status: number): void {
   const same = byHandle.get(wait.handle);
-  same?.delete(token);
+  same?.delete(wait.token);
   if (same?.size === 0) byHandle.delete(wait.handle);
-  if (waits.size === 0 && holder !== undefined) {
-    clearInterval(holder);
-    holder = undefined;
-  }
-  syncWaitsChanged(done, -1);
   if (status === 0) wait.resolve();
   else wait.reject(wait.fail(status));
 }
@@ -54,16 +43,10 @@ export function waitOnThread(
 ): Promise<void> {
   const s = native();
   const queue = eventQueue(s);
-  const token = nextToken++ >>> 0 || nextToken++;
-  const fullToken = (BigInt(queue) << 32n) | BigInt(token);
-  const status = s.gpures_sync_wait_async(handle, timeoutNs, queue, fullToken);
-  if (status !== 0) throw lastError(status);
   const { promise, resolve, reject } = Promise.withResolvers<void>();
-  let same = byHandle.get(handle);
-  if (!same) byHandle.set(handle, same = new Set());
-  same.add(token);
-  waits.set(token, {
+  const wait: PendingWait = {
     handle,
+    token: 0,
     resolve,
     reject,
     fail: (code) => {
@@ -73,9 +56,17 @@ export function waitOnThread(
       }
       return why?.() ?? lastErrorFor(code, describe);
     },
-  });
-  if (holder === undefined) holder = setInterval(() => {}, 2 ** 30);
-  syncWaitsChanged(done, +1);
+  };
+  const token = wait.token = waits.add(wait);
+  const fullToken = eventToken(queue, token);
+  const status = s.gpures_sync_wait_async(handle, timeoutNs, queue, fullToken);
+  if (status !== 0) {
+    waits.take(token);
+    throw lastError(status);
+  }
+  let same = byHandle.get(handle);
+  if (!same) byHandle.set(handle, same = new Set());
+  same.add(token);
   if (signal) {
     const abort = () => s.gpures_sync_cancel(queue, fullToken);
     if (signal.aborted) abort();
@@ -104,8 +95,9 @@ export function reachedHere(handle: bigint): void {
   const s = native();
   const queue = eventQueue(s);
   for (const token of [...tokens]) {
-    done(token, 0);
-    s.gpures_sync_cancel(queue, (BigInt(queue) << 32n) | BigInt(token));
+    const wait = waits.take(token);
+    if (wait) done(wait, 0);
+    s.gpures_sync_cancel(queue, eventToken(queue, token));
   }
 }
 

@@ -7,21 +7,13 @@
 import assert from "node:assert/strict";
 import { Channel, type DmaBufHandle, FramePool, ReleasedError, TimeoutError } from "../mod.ts";
 import { threadCount } from "./_support/libc.ts";
+import { within } from "./_support/within.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pool(): FramePool {
   return FramePool.create({ format: "NV12", width: 64, height: 64, slots: 1 });
-}
-
-/** Resolves with `p`'s value, or rejects naming `what` if it takes longer than `ms`. */
-function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 Deno.test({

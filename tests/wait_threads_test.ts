@@ -7,21 +7,13 @@
 import assert from "node:assert/strict";
 import { Channel, CpuFence, type DmaBufHandle, FramePool, ReleasedError } from "../mod.ts";
 import { threadCount } from "./_support/libc.ts";
+import { within } from "./_support/within.ts";
 import { patternedFrame } from "./_support/fixtures.ts";
 import { pendingFdWaits } from "../ffi/_fd_waits.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const peer = new URL("./_support/channel_peer.ts", import.meta.url).pathname;
-
-/** Resolves with `p`'s value, or rejects naming `what` if it takes longer than `ms`. */
-function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout>;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
 
 Deno.test({
   name: "10,000 acquires, 1,000 receives and 10,000 SyncPoint waits add at most 4 threads",
