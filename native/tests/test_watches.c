@@ -188,6 +188,23 @@ static void bad_fds_events_and_queues_are_refused_by_name(void) {
   close(fds[0]), close(fds[1]);
 }
 
+/* A C caller that closes a watched fd is told, once, with OS_ERROR: never a hang, never a spin. */
+static void an_fd_closed_under_its_watch_ends_it_with_os_error(void) {
+  uint32_t q = open_queue(), pending = 0;
+  int fds[2];
+  socket_pair(fds);
+  CHECK_OK(gpures_event_queue_watch(q, fds[0], GPURES_CHANNEL_READABLE, 21));
+  close(fds[0]);
+  CHECK_OK(gpures_event_queue_wait(q, 1000, &pending));
+  CHECK_EQ(pending, 1);
+  gpures_event e = next_event(q);
+  CHECK_EQ(e.token, 21);
+  CHECK_EQ(e.status, GPURES_E_OS_ERROR);
+  CHECK_EQ(gpures_event_queue_watching(q), 0);
+  close(fds[1]);
+  CHECK_OK(gpures_event_queue_close(q));
+}
+
 static void a_closed_queue_drops_its_watches_and_ends_its_wait(void) {
   uint32_t q = open_queue();
   int fds[2];
@@ -284,6 +301,7 @@ int main(void) {
   RUN(writable_and_hangup_fire_and_each_watch_on_one_fd_is_told);
   RUN(a_withdrawn_watch_never_fires_and_its_fd_may_close);
   RUN(bad_fds_events_and_queues_are_refused_by_name);
+  RUN(an_fd_closed_under_its_watch_ends_it_with_os_error);
   RUN(a_closed_queue_drops_its_watches_and_ends_its_wait);
   RUN(a_watch_added_while_a_thread_waits_joins_its_poll);
   RUN(thousands_of_watches_cost_no_thread);

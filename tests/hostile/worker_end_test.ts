@@ -160,7 +160,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "a terminated Worker's channel waits end within their slice; keep-alives released later still run",
+    "a terminated Worker's channel waits end with it, holding no thread; keep-alives released later still run",
   ignore: !linux,
   async fn() {
     await warm();
@@ -168,11 +168,11 @@ Deno.test({
     const handles = liveHandles();
     for (let i = 0; i < LIFETIMES; i++) {
       const { worker } = await start({ mode: "channel" });
-      await sleep(20); // its receive waits on a thread of Deno's now
+      await sleep(20); // its receive is a watch on its queue now
       worker.terminate();
     }
-    // A channel wait is a 1 s slice: its thread is back within it (the Worker's channel ends,
-    // like anything else its isolate held, stay open: nobody closed them).
+    // A channel wait is a watch on the isolate's queue, dropped with the queue (the Worker's
+    // channel ends, like anything else its isolate held, stay open: nobody closed them).
     const left = await within(4000, threads, (n) => n <= openThreads + 2);
     assert.ok(left <= openThreads + 2, `threads: ${left}, ${openThreads} before the lifetimes`);
     // A handle whose keep-alive was the dead isolate's: its last release still frees it here.
