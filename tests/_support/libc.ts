@@ -166,6 +166,31 @@ export function countOpenMemfds(): number {
 }
 
 /**
+ * The fds this process has open that were not open in `before` (each as
+ * "fd -> what it is"), pipes left out as in countOpenFds(). Unlike a count,
+ * an fd that something else closed meanwhile (another test file's isolate
+ * ending, and its waits with it) cannot hide a leak or fake one.
+ */
+export function fdsOpenedSince(before: Set<string>): string[] {
+  return [...openFdSet()].filter((fd) => !before.has(fd));
+}
+
+/** This process's open fds but pipes, each as "fd -> what it is" (readlink of /proc/self/fd). */
+export function openFdSet(): Set<string> {
+  const link = new Uint8Array(256);
+  const out = new Set<string>();
+  for (let fd = 0, end = fdLimit(); fd < end; fd++) {
+    if (!isOpen(fd)) continue;
+    const got = Number(
+      libc.readlink(new TextEncoder().encode(`/proc/self/fd/${fd}\0`), link, 256n),
+    );
+    const what = got > 0 ? new TextDecoder().decode(link.subarray(0, got)) : "?";
+    if (!what.startsWith("pipe:")) out.add(`${fd} -> ${what}`);
+  }
+  return out;
+}
+
+/**
  * Open fds of this process but pipes, counted through libc (needs only
  * --allow-ffi). Pipes are left out: an isolate that waits on a channel gets
  * the library's wake pipe for as long as the isolate lives, and `deno test`

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, GpuResourceError, liveHandles } from "../../mod.ts";
-import { countOpenFds, readAt } from "../_support/libc.ts";
+import { fdsOpenedSince, openFdSet, readAt } from "../_support/libc.ts";
 import { LIES, linux, quiesce } from "./_peer_wire.ts";
 import { withPeer } from "./_peers.ts";
 
@@ -27,7 +27,7 @@ Deno.test({
     await withPeer(["lies"], async (channel, peer) => {
       await peer.out.expect(`sent ${LIES.length}`);
       await quiesce();
-      const fds = countOpenFds();
+      const fds = openFdSet();
       const live = liveHandles();
       for (const lie of LIES) {
         await assert.rejects(channel.receive(), (e: GpuResourceError) => {
@@ -36,13 +36,13 @@ Deno.test({
           assert.equal(e.field, lie.field, `${lie.what}: ${e.message}`);
           return true;
         });
-        assert.equal(countOpenFds(), fds, `${lie.what}: its fds were closed`);
+        assert.deepEqual(fdsOpenedSince(fds), [], `${lie.what}: its fds were closed`);
         const next = await channel.receive();
         assert.ok(next instanceof DmaBufHandle, `after ${lie.what}, a good frame arrives`);
         next.release();
       }
       assert.equal(await channel.receive(), null);
-      assert.equal(countOpenFds(), fds);
+      assert.deepEqual(fdsOpenedSince(fds), []);
       assert.equal(liveHandles(), live);
     });
   },
@@ -55,7 +55,7 @@ Deno.test({
   async fn() {
     const COUNT = 4000;
     await quiesce();
-    const fds = countOpenFds();
+    const fds = openFdSet();
     const live = liveHandles();
     await withPeer(["flood", String(COUNT)], async (channel) => {
       let ticks = 0;
@@ -81,7 +81,7 @@ Deno.test({
       assert.equal(refused, COUNT / 2);
       assert.ok(ticks > 0, "timers ran during the flood");
     });
-    assert.equal(countOpenFds(), fds);
+    assert.deepEqual(fdsOpenedSince(fds), []);
     assert.equal(liveHandles(), live);
   },
 });
@@ -91,13 +91,13 @@ Deno.test({
   ignore: !linux,
   async fn() {
     await quiesce();
-    const fds = countOpenFds();
+    const fds = openFdSet();
     await withPeer(["die"], async (channel, peer) => {
       await peer.child.status;
       await assert.rejects(channel.receive(), (e: GpuResourceError) => e.field === "descSize");
       assert.equal(await within(channel.receive(), 5000, "receive after the peer died"), null);
     });
-    assert.equal(countOpenFds(), fds);
+    assert.deepEqual(fdsOpenedSince(fds), []);
   },
 });
 
