@@ -1,22 +1,11 @@
-// memfds for the DmaBufHandle benchmark, straight from libc (Linux).
+// memfds for the DmaBufHandle benchmark: the tests' libc helper
+// (tests/_support/libc.ts), loaded only on Linux, where memfds exist.
 
-const libc = Deno.build.os === "linux"
-  ? Deno.dlopen("libc.so.6", {
-    memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
-    ftruncate: { parameters: ["i32", "i64"], result: "i32" },
-    close: { parameters: ["i32"], result: "i32" },
-  }).symbols
-  : undefined;
+const libc = Deno.build.os === "linux" ? await import("../tests/_support/libc.ts") : undefined;
 
 /** A new close-on-exec memfd of `size` bytes, or -1 where there is none. */
 export function memfd(size: number): number {
-  if (!libc) return -1;
-  const fd = libc.memfd_create(
-    new TextEncoder().encode("gpures-bench\0"),
-    3, /* MFD_CLOEXEC | MFD_ALLOW_SEALING: gpures seals it against shrinking */
-  );
-  if (fd < 0 || libc.ftruncate(fd, BigInt(size)) !== 0) throw new Error("memfd_create failed");
-  return fd;
+  return libc ? libc.memfd(size) : -1;
 }
 
 /** Closes an fd memfd() made. */

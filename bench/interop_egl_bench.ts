@@ -7,15 +7,16 @@
 //       EGLImage and texture and makes new ones (eglCreateImageKHR over the
 //       memfd, glGenTextures, glEGLImageTargetTexture2DOES).
 // Each figure is the median over batches of the per-call time (batch time / calls).
-// Needs the test GL library (tests/native/gl) and an EGL that imports dma-bufs (Mesa 25).
+// Needs the test GL library (tests/gpu_helpers/gl) and an EGL that imports dma-bufs (Mesa 25).
 //
 //   deno run --allow-ffi --allow-read --allow-env bench/interop_egl_bench.ts
 
 import { FramePool } from "../mod.ts";
 import { EglImporter } from "../ffi/interop_egl.ts";
 import { lib } from "../ffi/_load.ts";
+import { helperLib } from "../tests/_support/helper_lib.ts";
 
-const gl = Deno.dlopen(new URL("../build/test-helpers/libgpures_test_gl.so", import.meta.url), {
+const gl = Deno.dlopen(helperLib("libgpures_test_gl.so"), {
   gpures_test_gl_init: { parameters: [], result: "i32" },
   gpures_test_gl_display: { parameters: [], result: "pointer" },
   gpures_test_gl_renderer: { parameters: [], result: "pointer" },

@@ -15,9 +15,10 @@
 import { FramePool } from "../mod.ts";
 import { native } from "../ffi/_native.ts";
 import { VulkanImporter } from "../ffi/interop_vulkan.ts";
+import { helperLib } from "../tests/_support/helper_lib.ts";
 
 const helper = Deno.dlopen(
-  new URL("../build/test-helpers/libgpures_test_vulkan.so", import.meta.url),
+  helperLib("libgpures_test_vulkan.so"),
   {
     gvk_open: { parameters: [], result: "pointer" },
     gvk_close: { parameters: ["pointer"], result: "u32" },

@@ -19,13 +19,10 @@ import process from "node:process";
 import { CpuFence } from "../mod.ts";
 import { lib } from "../ffi/_load.ts";
 import { measureWakeFloor } from "./_wake_floor.ts";
+import { libc } from "../tests/_support/libc.ts";
 
 const s = lib();
 const perms = { ffi: true, read: true, env: true } as const;
-const libc = Deno.dlopen("libc.so.6", {
-  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  close: { parameters: ["i32"], result: "i32" },
-}).symbols;
 const one = new BigUint64Array([1n]);
 
 /**

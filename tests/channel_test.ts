@@ -18,7 +18,7 @@ import {
   type VkOpaqueFdDesc,
   WrongKindError,
 } from "../mod.ts";
-import { close, countOpenFds, memfd, readAt } from "./_support/libc.ts";
+import { close, countOpenFds, libc, memfd, readAt } from "./_support/libc.ts";
 import { fixture, patternedFrame, RGBA_FRAME_BYTES, valid } from "./_support/fixtures.ts";
 
 const linux = Deno.build.os === "linux";
@@ -176,13 +176,6 @@ Deno.test({
 
 // -------------------------------------------------------- a hostile peer
 
-const libc = linux
-  ? Deno.dlopen("libc.so.6", {
-    sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
-    recvmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
-  }).symbols
-  : undefined;
-
 /** struct msghdr with one iovec over `data` and room for 8 fds of control (Linux x86-64/arm64). */
 function msghdr(data: Uint8Array, control: Uint8Array, controlLength: number) {
   const iov = new BigUint64Array([
@@ -202,7 +195,7 @@ function recvRaw(fd: number): { bytes: Uint8Array; fds: number[] } {
   const data = new Uint8Array(1024);
   const control = new Uint8Array(16 + 8 * 4);
   const { hdr, iov } = msghdr(data, control, control.length);
-  const n = Number(libc!.recvmsg(fd, new Uint8Array(hdr.buffer), 0));
+  const n = Number(libc.recvmsg(fd, new Uint8Array(hdr.buffer), 0));
   assert.ok(n > 0 && iov.length === 2);
   const view = new DataView(control.buffer);
   const count = (Number(view.getBigUint64(0, true)) - 16) / 4;
@@ -219,7 +212,7 @@ function sendRaw(fd: number, bytes: Uint8Array, fds: number[]): void {
   view.setInt32(12, 1, true);
   fds.forEach((f, i) => view.setInt32(16 + 4 * i, f, true));
   const { hdr } = msghdr(bytes, control, fds.length ? control.length : 0);
-  assert.equal(Number(libc!.sendmsg(fd, new Uint8Array(hdr.buffer), 0x4000)), bytes.length);
+  assert.equal(Number(libc.sendmsg(fd, new Uint8Array(hdr.buffer), 0x4000)), bytes.length);
 }
 
 Deno.test({

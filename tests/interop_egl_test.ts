@@ -1,7 +1,7 @@
 // The EGL importer (native/src/interop/egl.c, ffi/interop_egl.ts) on a real
 // EGL: Mesa's llvmpipe through EGL surfaceless in CI, which imports a plain
 // memfd as a dma-buf. Frames come from a FramePool (memfds written by the
-// CPU); the test GL library (tests/native/gl) reads the imported textures
+// CPU); the test GL library (tests/gpu_helpers/gl) reads the imported textures
 // back through an FBO, samples YUV ones through a samplerExternalOES shader,
 // and renders into them, so every check compares bytes the producer wrote
 // with bytes GL saw, or the other way round.
@@ -26,6 +26,7 @@ import {
 import type { FormatCap } from "../ffi/interop.ts";
 import { eglCaps, EglImporter } from "../ffi/interop_egl.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
+import { helperLib } from "./_support/helper_lib.ts";
 
 const symbols = {
   gpures_test_gl_last_error: { parameters: [], result: "pointer" },
@@ -58,7 +59,7 @@ const symbols = {
 
 type Gl = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
-const HELPER = new URL("../build/test-helpers/libgpures_test_gl.so", import.meta.url);
+const HELPER = helperLib("libgpures_test_gl.so");
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);

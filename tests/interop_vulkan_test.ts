@@ -4,7 +4,7 @@
 // Bytes go both ways through real memory: the CPU writes a FramePool frame,
 // Vulkan copies the imported VkImage/VkBuffer into a staging buffer and we
 // compare; Vulkan writes the imported objects and the memfd mapping shows it.
-// build/test-helpers/libgpures_test_vulkan.so (tests/native/vulkan) gives the
+// build/test-helpers/libgpures_test_vulkan.so (tests/gpu_helpers/vulkan) gives the
 // VkInstance/VkDevice and does the copies. Without it, a Vulkan device or
 // dma-buf import, each test is skipped and says why.
 

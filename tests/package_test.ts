@@ -61,12 +61,14 @@ Deno.test("a library built by build.ts into the cache folder is found by load()"
   });
       const built = await buildNativeLibrary({ quiet: true });
       // A copy of the module with no build/ beside it, as a JSR install has.
-      await Deno.mkdir(copy + "/ffi");
-      for (const e of Deno.readDirSync(${JSON.stringify(new URL("ffi/", root).pathname)})) {
-        await Deno.copyFile(${
-    JSON.stringify(new URL("ffi/", root).pathname)
-  } + e.name, copy + "/ffi/" + e.name);
-      }
+      const copyTree = async (from, to) => {
+        await Deno.mkdir(to);
+        for (const e of Deno.readDirSync(from)) {
+          if (e.isDirectory) await copyTree(from + e.name + "/", to + e.name + "/");
+          else await Deno.copyFile(from + e.name, to + e.name);
+        }
+      };
+      await copyTree(${JSON.stringify(new URL("ffi/", root).pathname)}, copy + "/ffi/");
       // prebuilt/ holding no library: as on a platform without a prebuilt one.
       await Deno.mkdir(copy + "/prebuilt");
       for (const [name, text] of Object.entries(${

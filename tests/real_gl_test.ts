@@ -1,6 +1,6 @@
 // Real GL objects and real DMA-BUF imports through the public API.
 //
-// A test-only C library (tests/native/gl, built into build/test-helpers)
+// A test-only C library (tests/gpu_helpers/gl, built into build/test-helpers)
 // drives OpenGL ES 3 through EGL surfaceless (Mesa llvmpipe in CI). Its
 // producers make real GL textures and buffers; this file wraps them as
 // GlTextureHandle / GlBufferHandle exactly as a user would, and hands the
@@ -15,6 +15,7 @@
 import assert from "node:assert/strict";
 import { DmaBufHandle, GlBufferHandle, GlTextureHandle, GpuResource, liveHandles } from "../mod.ts";
 import { close, countOpenFds, memfd, readAt, writeAt } from "./_support/libc.ts";
+import { helperLib } from "./_support/helper_lib.ts";
 
 const symbols = {
   gpures_test_gl_last_error: { parameters: [], result: "pointer" },
@@ -48,7 +49,7 @@ type Gl = Deno.DynamicLibrary<typeof symbols>["symbols"];
 const LIB_FILE = { windows: "gpures_test_gl.dll", darwin: "libgpures_test_gl.dylib" }[
   Deno.build.os as string
 ] ?? "libgpures_test_gl.so";
-const HELPER = new URL(`../build/test-helpers/${LIB_FILE}`, import.meta.url);
+const HELPER = helperLib(LIB_FILE);
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { liveHandles, VaapiSurface } from "../mod.ts";
+import { libc } from "./_support/libc.ts";
 
 const RENDER_NODE = "/dev/dri/renderD128";
 
@@ -22,7 +23,7 @@ function probe(): Found {
   }
   try {
     const va = Deno.dlopen("libva-drm.so.2", vaSymbols);
-    const fd = libc().open(new TextEncoder().encode(`${RENDER_NODE}\0`), 2 /* O_RDWR */);
+    const fd = libc.open(new TextEncoder().encode(`${RENDER_NODE}\0`), 2, /* O_RDWR */ 0);
     if (fd < 0) return { reason: `${RENDER_NODE} cannot be opened` };
     const display = va.symbols.vaGetDisplayDRM(fd);
     const version = new Int32Array(2);
@@ -45,13 +46,6 @@ const vaSymbols = {
   vaTerminate: { parameters: ["pointer"], result: "i32" },
 } as const;
 
-function libc() {
-  return Deno.dlopen("libc.so.6", {
-    open: { parameters: ["buffer", "i32"], result: "i32" },
-    close: { parameters: ["i32"], result: "i32" },
-  }).symbols;
-}
-
 const found = probe();
 if (found.reason) console.log(`VA-API test skips: ${found.reason}`);
 
@@ -72,6 +66,6 @@ Deno.test({
     assert.equal(liveHandles(), before);
     va.vaDestroySurfaces(display, surfaces, 1);
     va.vaTerminate(display);
-    libc().close(found.fd!);
+    libc.close(found.fd!);
   },
 });

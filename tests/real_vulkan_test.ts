@@ -1,7 +1,7 @@
 // Real Vulkan objects (lavapipe on CI) through gpures handles, and consumers
 // that read the bytes back through the handle alone.
 //
-// build/test-helpers/libgpures_test_vulkan.so (tests/native/vulkan) makes the
+// build/test-helpers/libgpures_test_vulkan.so (tests/gpu_helpers/vulkan) makes the
 // objects: a linear RGBA8 VkImage and a VkBuffer on device A, memory exported
 // from A with vkGetMemoryFdKHR. The handles are made here with the public API,
 // as a user's would be; the helper's consumers are given only

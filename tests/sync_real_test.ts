@@ -10,7 +10,7 @@
 // OpenCL runs in its own process: tests/isolated/sync_opencl_test.ts.
 //
 // The helpers are build/test-helpers/libgpures_test_{vulkan,gl}.so
-// (tests/native); without a helper, a device or an API each test skips and
+// (tests/gpu_helpers); without a helper, a device or an API each test skips and
 // says why. Run:
 //   deno test --allow-ffi --allow-read --allow-env --allow-run --v8-flags=--expose-gc tests/sync_real_test.ts
 
@@ -26,6 +26,7 @@ import {
   WgpuSubmission,
 } from "../mod.ts";
 import { assertAll, failure, settledWaits } from "./_support/sync_checks.ts";
+import { helperLib } from "./_support/helper_lib.ts";
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);
@@ -44,7 +45,7 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 // ------------------------------------------------------------------- Vulkan
 
-const VK_HELPER = new URL("../build/test-helpers/libgpures_test_vulkan.so", import.meta.url);
+const VK_HELPER = helperLib("libgpures_test_vulkan.so");
 const VK_SYMBOLS = {
   gvk_last_error: { parameters: [], result: "pointer" },
   gvk_sync_open: { parameters: ["u64", "u32"], result: "pointer" },
@@ -212,7 +213,7 @@ Deno.test({
 
 // ----------------------------------------------------------------------- GL
 
-const GL_LIB = new URL("../build/test-helpers/libgpures_test_gl.so", import.meta.url);
+const GL_LIB = helperLib("libgpures_test_gl.so");
 const GL_SYMBOLS = {
   gpures_test_gl_last_error: { parameters: [], result: "pointer" },
   gpures_test_gl_init: { parameters: [], result: "i32" },

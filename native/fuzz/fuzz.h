@@ -1,6 +1,7 @@
 /*
 ** fuzz.h: what the libFuzzer targets share. A target defines FUZZ_NAME, then
-** includes this for the system headers, gpures.h, the fd helpers of the C
+** includes this, and defines fuzz_setup(), which LLVMFuzzerInitialize() calls
+** here. This brings the system headers, gpures.h, the fd helpers of the C
 ** tests (../tests/fd_util.h: make_memfd, fd_is_open, fd_is_closed,
 ** send_with_fds), open_fds()/same_fds() over fds below FD_WATCH, and
 ** FUZZ_EXPECT(cond, ...), which reports a broken promise
@@ -40,6 +41,11 @@
     if (!(cond)) FUZZ_FAIL(__VA_ARGS__); \
   } while (0)
 
+/* How the helpers shared with the C tests (../tests/pools.h) report a failed call. */
+#ifndef EXPECT_OK
+#  define EXPECT_OK(call) FUZZ_EXPECT((call) == GPURES_OK, "%s", #call)
+#endif
+
 /* The fds the targets compare before and after an input: 0 .. FD_WATCH - 1. */
 #define FD_WATCH 128
 
@@ -69,5 +75,15 @@ static inline int no_new_fds(const fd_set_bits *a, const fd_set_bits *b) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Each target's own: what it makes once for every input (idempotent: inputs call it too). */
+static void fuzz_setup(void);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_setup();
+  return 0;
+}
 
 #endif /* GPURES_FUZZ_H */

@@ -92,13 +92,6 @@ static void fuzz_setup(void) {
   fz.ready = 1;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  return 0;
-}
-
 /* --------------------------------------------------------------- checks */
 
 

@@ -106,13 +106,6 @@ void fuzz_teardown(void) {
   fz.ready = 0;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  return 0;
-}
-
 
 /* ------------------------------------------------------------- the input */
 

@@ -66,13 +66,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* The wire header (native/src/channel/channel.h; kept in step by the C tests). */
-typedef struct wire_header {
-  uint32_t magic, abi, header_size, kind, desc_size, num_fds, type, meta_size;
-  uint64_t buffer, serial;
-} wire_header;
-#define WIRE_MAGIC 0x63727067u
-enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_FENCE, MSG_TYPES };
+#include "../tests/clock_util.h"
+#include "../tests/pools.h"
+#include "../tests/wire.h"
 
 enum {
   SLOTS = 5,        /* the SEND side's pool: up to 4 frames in flight and the sentinel */
@@ -101,35 +97,6 @@ static int memfd(long size, unsigned flags, int seals) {
   return fd;
 }
 
-static gpures_pool *make_pool(void) {
-  gpures_pool_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.format = GPURES_PF_NV12;
-  d.width = 64;
-  d.height = 64;
-  d.slots = SLOTS;
-  gpures_pool *p = NULL;
-  FUZZ_EXPECT(gpures_pool_create(&d, &p) == GPURES_OK, "pool create");
-  return p;
-}
-
-static gpures_pool_stats pool_stats(gpures_pool *p) {
-  gpures_pool_stats s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  FUZZ_EXPECT(gpures_pool_stats_get(p, &s) == GPURES_OK, "pool stats");
-  return s;
-}
-
-static gpures_session_stats session_stats(gpures_session *s) {
-  gpures_session_stats st;
-  memset(&st, 0, sizeof st);
-  st.struct_size = sizeof st;
-  FUZZ_EXPECT(gpures_session_stats_get(s, &st) == GPURES_OK, "session stats");
-  return st;
-}
-
 /*
 ** What the library keeps for its whole life (the service thread's wake pipe)
 ** is made here, once, by one sending session: the fd comparison of an input
@@ -146,7 +113,7 @@ static void warm_library(void) {
 
 /* A pool frame's descriptor as a sender puts it on the wire, and its size. */
 static void learn_frame(void) {
-  gpures_pool *p = make_pool();
+  gpures_pool *p = new_nv12_pool(64, 64, SLOTS);
   gpures_handle h = 0;
   FUZZ_EXPECT(gpures_pool_acquire(p, 0, 0, NULL, &h) == GPURES_OK, "acquire");
   FUZZ_EXPECT(gpures_describe(h, &fz.frame, sizeof fz.frame) == GPURES_OK, "describe");
@@ -176,13 +143,6 @@ static void fuzz_setup(void) {
     if (fz.own[k] < -1 || (fz.own[k] == -1 && k != K_SEALABLE)) abort();
   fz.trace = getenv("FUZZ_SESSION_TRACE") != NULL;
   fz.ready = 1;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  return 0;
 }
 
 /* ---------------------------------------------------------------- fds */
@@ -222,12 +182,6 @@ static void check_handle_fds(gpures_handle h, const char *when) {
 
 /* ------------------------------------------------------------ datagrams */
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /*
 ** sendmsg() as the peer. A datagram socket holds only net.unix.max_dgram_qlen
 ** messages: wait (bounded) for the reader, the service thread on the SEND side.
@@ -245,31 +199,7 @@ static void send_datagram(int fd, const unsigned char *msg, size_t len, const in
 
 /* One datagram waiting on fd (nonblocking): its length, or -1 when none; *nfds fds came (closed). */
 static ssize_t take_datagram(int fd, unsigned char *buf, size_t cap, uint32_t *nfds) {
-  union {
-    struct cmsghdr align;
-    unsigned char bytes[CMSG_SPACE(sizeof(int) * 16)];
-  } c;
-  struct iovec iov = {buf, cap};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = c.bytes;
-  mh.msg_controllen = sizeof c.bytes;
-  ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  *nfds = 0;
-  if (n < 0) return -1;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-    uint32_t k = (uint32_t)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (uint32_t i = 0; i < k; i++) {
-      int got;
-      memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof got);
-      close(got);
-    }
-    *nfds += k;
-  }
-  return n;
+  return recv_closing_fds(fd, buf, cap, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, nfds);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -388,7 +318,7 @@ static void close_made(const int *fds, const int *made, uint32_t nfds) {
     if (made[i]) close(fds[i]); /* the datagram's copies are the other side's now */
 }
 
-static wire_header header_of(const unsigned char *msg, size_t len) {
+static wire_header parsed_header(const unsigned char *msg, size_t len) {
   wire_header h;
   memset(&h, 0, sizeof h);
   memcpy(&h, msg, len < sizeof h ? len : sizeof h);
@@ -422,7 +352,7 @@ static void read_releases(receiver *rx, int closed) {
   ssize_t n;
   while ((n = take_datagram(rx->peer, buf, sizeof buf, &nfds)) >= 0) {
     if (n == 0) return; /* the end, after close */
-    wire_header h = header_of(buf, (size_t)n);
+    wire_header h = parsed_header(buf, (size_t)n);
     FUZZ_EXPECT(nfds == 0 && n == (ssize_t)sizeof h && h.magic == WIRE_MAGIC,
                 "the receiver sent back %zd bytes, %u fds, magic 0x%x", n, nfds, h.magic);
     FUZZ_EXPECT(h.type == MSG_RELEASE || (closed && h.type == MSG_KEEP),
@@ -514,7 +444,7 @@ static void receive_record(receiver *rx, const record *r, int allow_unsealed) {
   size_t len = build_message(r, ids, nfds, msg); /* empty ones too: the library tells them from the end */
   send_datagram(rx->peer, msg, len, fds, nfds);
   close_made(fds, made, nfds);
-  wire_header sent = header_of(msg, len);
+  wire_header sent = parsed_header(msg, len);
   gpures_handle h = 7;
   uint32_t flags = GPURES_CHANNEL_NONBLOCK | (allow_unsealed ? GPURES_CHANNEL_ALLOW_UNSEALED : 0u);
   int status = gpures_session_receive(rx->session, flags, &h);
@@ -533,14 +463,20 @@ static void receive_record(receiver *rx, const record *r, int allow_unsealed) {
 #define I_ALLOW_UNSEALED 0x02u /* RECEIVE: GPURES_CHANNEL_ALLOW_UNSEALED */
 #define I_CLOSE_FIRST 0x04u    /* RECEIVE: close the session while frames are held */
 
+/* A session of `side` over one end of a channel pair; the peer's end in *peer. */
+static gpures_session *open_session(uint32_t side, int *peer) {
+  int pair[2], own = side == GPURES_SESSION_SEND ? 0 : 1;
+  FUZZ_EXPECT(gpures_channel_pair(pair) == GPURES_OK, "channel pair");
+  *peer = pair[1 - own];
+  gpures_session *s = NULL;
+  FUZZ_EXPECT(gpures_session_open(pair[own], side, &s) == GPURES_OK, "open a session");
+  return s;
+}
+
 static void attack_receiver(uint8_t mode, const record *recs, int n) {
   receiver rx;
   memset(&rx, 0, sizeof rx);
-  int pair[2];
-  FUZZ_EXPECT(gpures_channel_pair(pair) == GPURES_OK, "channel pair");
-  rx.peer = pair[0];
-  FUZZ_EXPECT(gpures_session_open(pair[1], GPURES_SESSION_RECEIVE, &rx.session) == GPURES_OK,
-              "open a receiving session");
+  rx.session = open_session(GPURES_SESSION_RECEIVE, &rx.peer);
   for (int i = 0; i < n; i++) receive_record(&rx, &recs[i], (mode & I_ALLOW_UNSEALED) != 0);
   if (mode & I_CLOSE_FIRST) {
     FUZZ_EXPECT(gpures_session_close(rx.session) == GPURES_OK, "close");
@@ -700,12 +636,8 @@ static void check_slots(sender *tx, int exact) {
 static void attack_sender(uint8_t mode, const record *recs, int n) {
   sender tx;
   memset(&tx, 0, sizeof tx);
-  int pair[2];
-  FUZZ_EXPECT(gpures_channel_pair(pair) == GPURES_OK, "channel pair");
-  tx.peer = pair[1];
-  tx.pool = make_pool();
-  FUZZ_EXPECT(gpures_session_open(pair[0], GPURES_SESSION_SEND, &tx.session) == GPURES_OK,
-              "open a sending session");
+  tx.session = open_session(GPURES_SESSION_SEND, &tx.peer);
+  tx.pool = new_nv12_pool(64, 64, SLOTS);
   int frames = 1 + (mode >> 3) % (SLOTS - 1);
   for (int i = 0; i <= frames; i++) send_frame(&tx); /* the last is the sentinel */
   for (int i = 0; i < n; i++) answer_record(&tx, &recs[i]);

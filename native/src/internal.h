@@ -227,6 +227,13 @@ int gpures__copy_versioned(gpures__op op, const char *field, const void *in, uin
 void *gpures__alloc(size_t size);
 void *gpures__realloc(void *p, size_t size);
 void gpures__free(void *p);
+/*
+** Makes room for item `count` in an array of *capacity items of `size` bytes:
+** `first` items, then twice as many each time, never more than `max`. false
+** when it may not (max) or cannot (memory); the array is then as it was.
+*/
+bool gpures__grow(void **items, uint32_t *capacity, uint32_t count, size_t size, uint32_t first,
+                  uint32_t max);
 
 /* --------------------------------------------------------------- kinds/ */
 

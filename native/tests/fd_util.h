@@ -128,6 +128,39 @@ static inline ssize_t send_with_fds(int sock, const void *bytes, size_t len, con
   return sendmsg(sock, &mh, flags);
 }
 
+/*
+** recvmsg() of one datagram into buf, closing every fd attached (up to 16) as
+** it comes; what recvmsg returns. *nfds, when given, counts the fds.
+*/
+static inline ssize_t recv_closing_fds(int sock, void *buf, size_t cap, int flags,
+                                       uint32_t *nfds) {
+  struct iovec iov = {buf, cap};
+  union {
+    struct cmsghdr align;
+    unsigned char bytes[CMSG_SPACE(sizeof(int) * 16)];
+  } c;
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = c.bytes;
+  mh.msg_controllen = sizeof c.bytes;
+  ssize_t n = recvmsg(sock, &mh, flags);
+  uint32_t seen = 0;
+  for (struct cmsghdr *cm = n < 0 ? NULL : CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(cm) + i * sizeof fd, sizeof fd);
+      close(fd);
+    }
+    seen += (uint32_t)k;
+  }
+  if (nfds) *nfds = seen;
+  return n;
+}
+
 #define FOURCC(a, b, c, d) \
   ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 

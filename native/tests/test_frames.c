@@ -25,53 +25,13 @@
 #include <time.h>
 
 #include "check.h"
+#include "clock_util.h"
 #include "fd_util.h"
 #include "fork_util.h"
+#include "pools.h"
+#include "wire.h"
 
 /* --------------------------------------------------------------- helpers */
-
-/* The session wire header (native/src/channel/channel.h's gpures__wire_header). */
-typedef struct wire_header {
-  uint32_t magic, abi, header_size, kind, desc_size, num_fds, type, meta_size;
-  uint64_t buffer, serial;
-} wire_header;
-_Static_assert(sizeof(wire_header) == 48, "the wire header has 48 bytes");
-#define WIRE_MAGIC 0x63727067u
-enum { MSG_HANDLE = 0, MSG_FRAME = 1, MSG_RELEASE = 2, MSG_FORGET = 3 };
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
-static wire_header header_of(uint32_t type, uint64_t buffer, uint64_t serial) {
-  wire_header h;
-  memset(&h, 0, sizeof h);
-  h.magic = WIRE_MAGIC;
-  h.abi = gpures_abi_version();
-  h.header_size = sizeof h;
-  h.type = type;
-  h.buffer = buffer;
-  h.serial = serial;
-  return h;
-}
-
-/* A DmaBufHandle of an RGBA 32x32 frame over a memfd of 4096 bytes that allows sealing. */
-static gpures_handle rgba_frame(void) {
-  int fd = memfd_create("gpures-test-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
-  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
-  gpures_handle h = 0;
-  CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
-  close(fd);
-  return h;
-}
 
 static gpures_frame_meta meta_init(uint32_t flags) {
   gpures_frame_meta m;
@@ -81,39 +41,9 @@ static gpures_frame_meta meta_init(uint32_t flags) {
   return m;
 }
 
-static gpures_pool_desc nv12_pool_desc(uint32_t slots) {
-  gpures_pool_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.format = GPURES_PF_NV12;
-  d.width = 640;
-  d.height = 360;
-  d.slots = slots;
-  return d;
-}
-
-static gpures_pool *nv12_pool(uint32_t slots) {
-  gpures_pool_desc d = nv12_pool_desc(slots);
-  gpures_pool *p = NULL;
-  CHECK_OK(gpures_pool_create(&d, &p));
-  return p;
-}
-
-static gpures_pool_stats pool_stats(gpures_pool *p) {
-  gpures_pool_stats s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  CHECK_OK(gpures_pool_stats_get(p, &s));
-  return s;
-}
-
-static gpures_session_stats session_stats(gpures_session *s) {
-  gpures_session_stats st;
-  memset(&st, 0, sizeof st);
-  st.struct_size = sizeof st;
-  CHECK_OK(gpures_session_stats_get(s, &st));
-  return st;
-}
+/* The pools of these tests: 640x360 NV12 frames. */
+static gpures_pool_desc pool_desc(uint32_t slots) { return nv12_pool_desc(640, 360, slots); }
+static gpures_pool *nv12_pool(uint32_t slots) { return new_nv12_pool(640, 360, slots); }
 
 static uint64_t buffer_id(gpures_handle h) {
   uint64_t id = 0;
@@ -121,14 +51,6 @@ static uint64_t buffer_id(gpures_handle h) {
   return id;
 }
 
-/* Waits up to `ms` for *value (read through `read`) to reach `want`; true when it did. */
-#define EVENTUALLY(expr, ms)                                     \
-  ({                                                             \
-    double until_ = now_ms() + (ms);                             \
-    bool ok_ = false;                                            \
-    while (!(ok_ = (expr)) && now_ms() < until_) sleep_ms(1);    \
-    ok_;                                                         \
-  })
 
 /* Frame `n`'s bytes: a pattern of its own, and in the last 8 bytes an FNV-1a checksum of the rest. */
 static uint8_t pattern_byte(uint32_t n, uint64_t k) {
@@ -173,7 +95,7 @@ static bool read_frame(gpures_handle h, uint32_t n) {
 /* ----------------------------------------------------------------- meta */
 
 static void every_metadata_group_round_trips(void) {
-  gpures_handle h = rgba_frame();
+  gpures_handle h = sealable_rgba_frame();
   gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_TIMING |
                                   GPURES_META_HAS_VISIBLE | GPURES_META_HAS_COLOR |
                                   GPURES_META_HAS_MASTERING | GPURES_META_HAS_CONTENT_LIGHT |
@@ -211,7 +133,7 @@ static void every_metadata_group_round_trips(void) {
 }
 
 static void an_absent_group_reads_as_zeros_whatever_was_written_in_it(void) {
-  gpures_handle h = rgba_frame();
+  gpures_handle h = sealable_rgba_frame();
   gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE);
   m.sequence = 5;
   m.visible = (gpures_rect){100, 100, 1000, 1000}; /* out of the frame, but not present */
@@ -228,7 +150,7 @@ static void an_absent_group_reads_as_zeros_whatever_was_written_in_it(void) {
 
 /* Sets m on a fresh frame: it must fail with INVALID_VALUE naming `field`, and store nothing. */
 static void refused_naming(gpures_frame_meta m, const char *field, int line) {
-  gpures_handle h = rgba_frame();
+  gpures_handle h = sealable_rgba_frame();
   gpures_frame_meta before = meta_init(GPURES_META_HAS_SEQUENCE);
   before.sequence = 77;
   CHECK_OK(gpures_meta_set(h, &before));
@@ -303,7 +225,7 @@ static void bad_metadata_is_refused_naming_its_field(void) {
 }
 
 static void metadata_is_shared_by_clones_and_cleared_by_null(void) {
-  gpures_handle h = rgba_frame();
+  gpures_handle h = sealable_rgba_frame();
   CHECK_OK(gpures_clone(h));
   gpures_frame_meta m = meta_init(GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_USER_DATA);
   m.sequence = 42;
@@ -400,7 +322,7 @@ static void buffer_ids_are_stable_per_slot_and_distinct_across_slots(void) {
   CHECK_OK(gpures_clone(clone));
   CHECK_EQ(buffer_id(clone), ids[0]);
   CHECK_OK(gpures_release(clone));
-  gpures_handle plain = rgba_frame(); /* a handle of no pool has none */
+  gpures_handle plain = sealable_rgba_frame(); /* a handle of no pool has none */
   CHECK_EQ(buffer_id(plain), 0);
   CHECK_OK(gpures_release(plain));
   for (int i = 0; i < 3; i++) CHECK_OK(gpures_release(f[i]));
@@ -611,31 +533,37 @@ static void closing_an_idle_pool_frees_every_slot_at_once(void) {
 }
 
 static void bad_pool_descriptors_are_refused_naming_the_field(void) {
-  gpures_pool *p = (gpures_pool *)1;
-  gpures_pool_desc d;
-  d = nv12_pool_desc(0);
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "slots", gpures_pool_create(&d, &p));
-  CHECK(p == NULL);
-  d = nv12_pool_desc(GPURES_POOL_MAX_SLOTS + 1);
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "slots", gpures_pool_create(&d, &p));
   uint32_t count = 0, no_fourcc = 0;
   const gpures_pixel_format_info *table = gpures_pixel_format_table(&count);
   for (uint32_t i = 0; i < count && !no_fourcc; i++)
     if (!table[i].drm_fourcc) no_fourcc = table[i].id;
   CHECK(no_fourcc != 0);
-  d = nv12_pool_desc(3), d.format = no_fourcc;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "format", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.format = 0;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "format", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.width = 0;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "width", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.height = 0;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "height", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.row_align = 3;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "rowAlign", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.flags = 1;
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "flags", gpures_pool_create(&d, &p));
-  d = nv12_pool_desc(3), d.struct_size = 0;
+  /* A pool of 3 slots with one field spoiled; every field is a uint32_t. */
+  const struct {
+    const char *field;
+    size_t offset;
+    uint32_t value;
+  } spoiled[] = {
+      {"slots", offsetof(gpures_pool_desc, slots), 0},
+      {"slots", offsetof(gpures_pool_desc, slots), GPURES_POOL_MAX_SLOTS + 1},
+      {"format", offsetof(gpures_pool_desc, format), no_fourcc},
+      {"format", offsetof(gpures_pool_desc, format), 0},
+      {"width", offsetof(gpures_pool_desc, width), 0},
+      {"height", offsetof(gpures_pool_desc, height), 0},
+      {"rowAlign", offsetof(gpures_pool_desc, row_align), 3},
+      {"flags", offsetof(gpures_pool_desc, flags), 1},
+  };
+  gpures_pool_desc d;
+  for (size_t i = 0; i < sizeof spoiled / sizeof spoiled[0]; i++) {
+    gpures_pool *p = (gpures_pool *)1;
+    d = pool_desc(3);
+    memcpy((char *)&d + spoiled[i].offset, &spoiled[i].value, sizeof spoiled[i].value);
+    if (!CHECK_FAILS(GPURES_E_INVALID_VALUE, spoiled[i].field, gpures_pool_create(&d, &p)))
+      fprintf(stderr, "    (%s was %u)\n", spoiled[i].field, spoiled[i].value);
+    CHECK(p == NULL);
+  }
+  gpures_pool *p = (gpures_pool *)1;
+  d = pool_desc(3), d.struct_size = 0;
   CHECK_STATUS(GPURES_E_ABI_MISMATCH, gpures_pool_create(&d, &p));
   CHECK(p == NULL);
   /* TAKE_OWNERSHIP means nothing for a pool's frame: refused. */
@@ -797,24 +725,51 @@ static void a_slow_consumer_makes_the_producer_wait_instead_of_overwrite(void) {
   stream(plan, 60, true);
 }
 
+/* A pool of three slots whose frames a consumer process holds, all three, until told to go on. */
+typedef struct held_pool {
+  int pair[2], sync[2]; /* sync: the consumer writes a byte once it holds them, then reads one */
+  gpures_pool *pool;
+  gpures_session *session;
+  pid_t consumer;
+  uint64_t ids[3]; /* the held frames' buffer ids */
+} held_pool;
+
+static held_pool start_held_pool(bool killed) {
+  held_pool h;
+  CHECK_OK(gpures_channel_pair(h.pair));
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, h.sync) == 0);
+  h.pool = nv12_pool(3);
+  consumer_plan plan = {3, 0, 3, h.sync[1], killed};
+  h.consumer = start_consumer(h.pair, plan);
+  h.session = NULL;
+  CHECK_OK(gpures_session_open(h.pair[0], GPURES_SESSION_SEND, &h.session));
+  for (uint32_t i = 0; i < 3; i++) h.ids[i] = produce(h.pool, h.session, i);
+  char c;
+  CHECK(read(h.sync[0], &c, 1) == 1); /* it holds all three */
+  return h;
+}
+
+/* Lets the consumer go on (and end); its exit status. */
+static int let_consumer_end(held_pool *h) {
+  char c = 0;
+  CHECK(write(h->sync[0], &c, 1) == 1);
+  return wait_child(h->consumer);
+}
+
+static void close_held_pool(held_pool *h) {
+  CHECK_OK(gpures_pool_close(h->pool));
+  close(h->sync[0]), close(h->sync[1]);
+}
+
 /* A consumer that ends while holding every slot: they come back within a second. */
 static void consumer_ends_holding_frames(bool killed) {
-  int pair[2], sync[2];
-  CHECK_OK(gpures_channel_pair(pair));
-  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) == 0);
-  gpures_pool *p = nv12_pool(3);
-  consumer_plan plan = {3, 0, 3, sync[1], killed};
-  pid_t pid = start_consumer(pair, plan);
-  gpures_session *s = NULL;
-  CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
-  for (uint32_t i = 0; i < 3; i++) produce(p, s, i);
-  char c;
-  CHECK(read(sync[0], &c, 1) == 1); /* it holds all three */
+  held_pool h = start_held_pool(killed);
+  gpures_pool *p = h.pool;
+  gpures_session *s = h.session;
   gpures_handle f[3] = {0};
   CHECK_STATUS(GPURES_E_TIMED_OUT, gpures_pool_acquire(p, 0, 0, NULL, &f[0]));
   CHECK_EQ(session_stats(s).in_flight, 3);
-  CHECK(write(sync[0], &c, 1) == 1);
-  int status = wait_child(pid);
+  int status = let_consumer_end(&h);
   if (killed) CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   else CHECK_EQ(status, 0);
   double t0 = now_ms();
@@ -826,8 +781,7 @@ static void consumer_ends_holding_frames(bool killed) {
   CHECK_STATUS(GPURES_E_STALE, gpures_session_send(s, f[0], 0, &sent));
   for (int i = 0; i < 3; i++) CHECK_OK(gpures_release(f[i]));
   CHECK_OK(gpures_session_close(s));
-  CHECK_OK(gpures_pool_close(p));
-  close(sync[0]), close(sync[1]);
+  close_held_pool(&h);
 }
 
 static void a_consumer_that_exits_holding_frames_returns_every_slot(void) {
@@ -840,57 +794,22 @@ static void a_consumer_killed_holding_frames_returns_every_slot(void) {
 
 static void a_producer_that_closes_retires_the_slots_the_consumer_holds(void) {
   for (int round = 0; round < 5; round++) { /* the close races the service thread: try it a few times */
-    int pair[2], sync[2];
-    CHECK_OK(gpures_channel_pair(pair));
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) == 0);
-    gpures_pool *p = nv12_pool(3);
-    consumer_plan plan = {3, 0, 3, sync[1], false};
-    pid_t pid = start_consumer(pair, plan);
-    gpures_session *s = NULL;
-    CHECK_OK(gpures_session_open(pair[0], GPURES_SESSION_SEND, &s));
-    uint64_t old[3];
-    for (uint32_t i = 0; i < 3; i++) old[i] = produce(p, s, i);
-    char c;
-    CHECK(read(sync[0], &c, 1) == 1);
-    CHECK_OK(gpures_session_close(s));
+    held_pool h = start_held_pool(false);
+    CHECK_OK(gpures_session_close(h.session));
     gpures_handle f[3] = {0};
     for (int i = 0; i < 3; i++) {
-      if (!CHECK_OK(gpures_pool_acquire(p, 1000, 0, NULL, &f[i]))) continue;
+      if (!CHECK_OK(gpures_pool_acquire(h.pool, 1000, 0, NULL, &f[i]))) continue;
       uint64_t id = buffer_id(f[i]);
-      for (int k = 0; k < 3; k++) CHECK(id != old[k]);
+      for (int k = 0; k < 3; k++) CHECK(id != h.ids[k]);
       write_frame(f[i], 100 + i); /* the consumer's held frames must not see this */
     }
-    CHECK(write(sync[0], &c, 1) == 1);
-    CHECK_EQ(wait_child(pid), 0);
+    CHECK_EQ(let_consumer_end(&h), 0);
     for (int i = 0; i < 3; i++) gpures_release(f[i]);
-    CHECK_OK(gpures_pool_close(p));
-    close(sync[0]), close(sync[1]);
+    close_held_pool(&h);
   }
 }
 
 /* --------------------------------------------------------- hostile peers */
-
-/* A memfd of 4096 bytes, sealed as a pool's, and the wire form of an RGBA frame over it. */
-static int announce(int sock, uint64_t buffer, uint64_t serial) {
-  int fd = memfd_create("gpures-test-hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
-  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
-  struct {
-    wire_header h;
-    gpures_dma_buf_handle_desc d;
-  } msg;
-  memset(&msg, 0, sizeof msg);
-  msg.h = header_of(MSG_FRAME, buffer, serial);
-  msg.h.kind = GPURES_KIND_DMA_BUF_HANDLE;
-  msg.h.desc_size = sizeof msg.d;
-  msg.h.num_fds = 1;
-  msg.d = gpures_fixture_dma_buf_handle_rgba(0);
-  msg.d.fds[0] = 0;
-  for (int i = 1; i < 4; i++) msg.d.fds[i] = -1;
-  ssize_t n = send_with_fds(sock, &msg, sizeof msg, &fd, 1, 0);
-  close(fd);
-  return n == (ssize_t)sizeof msg ? 0 : -1;
-}
 
 /* Sends one header, waiting for room (channel fds are nonblocking). */
 static int send_header(int sock, wire_header h) {
@@ -970,7 +889,7 @@ static void a_receiving_session_refuses_what_a_hostile_sender_makes_up(void) {
   CHECK_EQ(st.announced, 1);
   CHECK_EQ(st.frames, 3);
   /* A plain HANDLE message on the session still works. */
-  gpures_handle plain = rgba_frame();
+  gpures_handle plain = sealable_rgba_frame();
   uint32_t sent = 0;
   CHECK_OK(gpures_channel_send(pair[0], plain, 0, &sent));
   CHECK_OK(gpures_release(plain));
@@ -1013,32 +932,6 @@ static void a_receiving_session_refuses_what_a_hostile_sender_makes_up(void) {
   CHECK_EQ(count_open_fds(), base);
 }
 
-/* The raw consumer's side: reads one FRAME (closing its fds); false when none came. */
-static bool read_frame_message(int sock, wire_header *h) {
-  unsigned char buf[1024];
-  int fds[4];
-  struct iovec iov = {buf, sizeof buf};
-  union {
-    struct cmsghdr align;
-    unsigned char bytes[CMSG_SPACE(sizeof(int) * 4)];
-  } c;
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov, mh.msg_iovlen = 1;
-  mh.msg_control = c.bytes, mh.msg_controllen = sizeof c.bytes;
-  struct pollfd pfd = {sock, POLLIN, 0};
-  if (poll(&pfd, 1, 2000) != 1) return false;
-  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  if (n < (ssize_t)sizeof *h) return false;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
-    for (size_t i = 0; i < k; i++) close(fds[i]);
-  }
-  memcpy(h, buf, sizeof *h);
-  return true;
-}
-
 static void a_sending_session_ignores_releases_it_is_not_owed(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
@@ -1048,8 +941,8 @@ static void a_sending_session_ignores_releases_it_is_not_owed(void) {
   produce(p, s, 0);
   produce(p, s, 1);
   wire_header a, b;
-  CHECK(read_frame_message(pair[1], &a));
-  CHECK(read_frame_message(pair[1], &b));
+  CHECK(read_header(pair[1], &a, 2000));
+  CHECK(read_header(pair[1], &b, 2000));
   CHECK_EQ(a.type, MSG_FRAME);
   CHECK(a.buffer != b.buffer);
   CHECK_EQ(pool_stats(p).in_use, 2);
@@ -1082,7 +975,7 @@ static void a_sending_session_ignores_releases_it_is_not_owed(void) {
   /* A second frame of a known buffer carries no fd. */
   produce(p, s, 2);
   wire_header c;
-  CHECK(read_frame_message(pair[1], &c));
+  CHECK(read_header(pair[1], &c, 2000));
   CHECK_EQ(c.buffer, a.buffer); /* the first free slot: a's, which the peer knows */
   CHECK_EQ(c.num_fds, 0);
   CHECK_EQ(c.desc_size, 0);
@@ -1122,7 +1015,7 @@ static void a_plain_channel_refuses_session_messages_and_takes_the_old_header(vo
   CHECK_EQ(m.flags, 0);
   CHECK_OK(gpures_release(h));
   /* A handle with metadata crosses a plain channel with it. */
-  gpures_handle with = rgba_frame();
+  gpures_handle with = sealable_rgba_frame();
   m = meta_init(GPURES_META_HAS_SEQUENCE), m.sequence = 31;
   CHECK_OK(gpures_meta_set(with, &m));
   uint32_t sent = 0;
@@ -1150,7 +1043,7 @@ static uint32_t peeked_header_size(int sock) {
 static void a_plain_handle_without_metadata_goes_in_the_form_older_receivers_take(void) {
   int pair[2];
   CHECK_OK(gpures_channel_pair(pair));
-  gpures_handle f = rgba_frame(), h = 0;
+  gpures_handle f = sealable_rgba_frame(), h = 0;
   uint32_t sent = 0;
   CHECK_OK(gpures_channel_send(pair[0], f, 0, &sent));
   CHECK_EQ(peeked_header_size(pair[1]), 24); /* ABI 1.2's header: a receiver not yet upgraded */
@@ -1434,7 +1327,7 @@ static bool child_uses_what_the_threads_held(amid *a) {
    waiting) takes every lock of the library, and finds what each guards whole, up to 200 times. */
 static void a_child_forked_amid_other_threads_calls_finds_every_lock_free(void) {
   static amid a;
-  for (uint32_t i = 0; i < AMID_FRAMES; i++) a.frames[i] = rgba_frame();
+  for (uint32_t i = 0; i < AMID_FRAMES; i++) a.frames[i] = sealable_rgba_frame();
   atomic_store(&a.stop, false);
   atomic_store(&a.rounds, 0);
   wait_for_quiet(); /* the last test's service thread may still be ending */

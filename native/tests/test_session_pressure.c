@@ -19,101 +19,10 @@
 #include <time.h>
 
 #include "check.h"
+#include "clock_util.h"
 #include "fd_util.h"
-
-/* The session wire header (native/src/channel/channel.h's gpures__wire_header). */
-typedef struct wire_header {
-  uint32_t magic, abi, header_size, kind, desc_size, num_fds, type, meta_size;
-  uint64_t buffer, serial;
-} wire_header;
-_Static_assert(sizeof(wire_header) == 48, "the wire header has 48 bytes");
-#define WIRE_MAGIC 0x63727067u
-enum { MSG_HANDLE = 0, MSG_FRAME = 1, MSG_RELEASE = 2, MSG_FENCE = 5 };
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
-#define EVENTUALLY(expr, ms)                                  \
-  ({                                                          \
-    double until_ = now_ms() + (ms);                          \
-    bool ok_ = false;                                         \
-    while (!(ok_ = (expr)) && now_ms() < until_) sleep_ms(1); \
-    ok_;                                                      \
-  })
-
-static wire_header header_of(uint32_t type, uint64_t buffer, uint64_t serial) {
-  wire_header h;
-  memset(&h, 0, sizeof h);
-  h.magic = WIRE_MAGIC;
-  h.abi = gpures_abi_version();
-  h.header_size = sizeof h;
-  h.type = type;
-  h.buffer = buffer;
-  h.serial = serial;
-  return h;
-}
-
-static gpures_session_stats session_stats(gpures_session *s) {
-  gpures_session_stats st;
-  memset(&st, 0, sizeof st);
-  st.struct_size = sizeof st;
-  CHECK_OK(gpures_session_stats_get(s, &st));
-  return st;
-}
-
-static uint32_t pool_in_use(gpures_pool *p) {
-  gpures_pool_stats st;
-  memset(&st, 0, sizeof st);
-  st.struct_size = sizeof st;
-  CHECK_OK(gpures_pool_stats_get(p, &st));
-  return st.in_use;
-}
-
-static gpures_pool *small_pool(uint32_t slots) {
-  gpures_pool_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.format = GPURES_PF_NV12;
-  d.width = 64;
-  d.height = 64;
-  d.slots = slots;
-  gpures_pool *p = NULL;
-  CHECK_OK(gpures_pool_create(&d, &p));
-  return p;
-}
-
-/* A plain DmaBufHandle (no buffer identity): RGBA 32x32 over a sealable memfd. */
-static gpures_handle plain_handle(void) {
-  int fd = memfd_create("gpures-test-plain", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
-  gpures_dma_buf_handle_desc d = gpures_fixture_dma_buf_handle_rgba(fd);
-  gpures_handle h = 0;
-  CHECK_OK(gpures_dma_buf_handle_create(&d, NULL, &h));
-  close(fd);
-  return h;
-}
-
-static gpures_handle cpu_fence(void) {
-  gpures_handle h = 0;
-  CHECK_OK(gpures_cpu_fence_new(&h));
-  return h;
-}
-
-static bool has_acquire_fence(gpures_handle h) {
-  gpures_handle a = 0, r = 0;
-  CHECK_OK(gpures_fences_get(h, &a, &r));
-  (void)gpures_release(r);
-  (void)gpures_release(a);
-  return a != 0;
-}
+#include "pools.h"
+#include "wire.h"
 
 /* A sending session over one end of a socketpair whose send buffer is as small as it gets. */
 static gpures_session *small_sender(int *raw) {
@@ -127,39 +36,11 @@ static gpures_session *small_sender(int *raw) {
   return s;
 }
 
-/* Reads one datagram at the raw end (closing its fds): its header; false when none waits. */
-static bool read_raw(int sock, wire_header *h, int timeout_ms) {
-  unsigned char buf[2048];
-  struct iovec iov = {buf, sizeof buf};
-  union {
-    struct cmsghdr align;
-    unsigned char bytes[CMSG_SPACE(sizeof(int) * 8)];
-  } c;
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov, mh.msg_iovlen = 1;
-  mh.msg_control = c.bytes, mh.msg_controllen = sizeof c.bytes;
-  struct pollfd pfd = {sock, POLLIN, 0};
-  if (poll(&pfd, 1, timeout_ms) != 1) return false;
-  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  if (n < (ssize_t)sizeof *h) return false;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < k; i++) {
-      int fd;
-      memcpy(&fd, CMSG_DATA(cm) + i * sizeof fd, sizeof fd);
-      close(fd);
-    }
-  }
-  memcpy(h, buf, sizeof *h);
-  return true;
-}
-
 /* Every datagram waiting at the raw end, in order; how many (at most `max`). */
 static uint32_t drain_raw(int sock, wire_header *out, uint32_t max) {
   uint32_t n = 0;
   wire_header h;
-  while (read_raw(sock, &h, 200))
+  while (read_header(sock, &h, 200))
     if (n < max) out[n++] = h;
   return n;
 }
@@ -190,7 +71,7 @@ static uint32_t fill_with_frames(gpures_session *s, gpures_pool *p, uint32_t tri
 static void a_full_socket_sends_nothing_and_counts_nothing(void) {
   int raw = -1;
   gpures_session *s = small_sender(&raw);
-  gpures_pool *p = small_pool(128);
+  gpures_pool *p = new_nv12_pool(64, 64, 128);
   gpures_handle unsent = 0;
   uint32_t went = fill_with_frames(s, p, 128, &unsent);
   CHECK(unsent != 0); /* the socket holds a few datagrams, not 128 */
@@ -198,7 +79,7 @@ static void a_full_socket_sends_nothing_and_counts_nothing(void) {
   CHECK_EQ(st.frames, went); /* what the peer can receive, no more */
   CHECK_EQ(st.in_flight, went);
   CHECK_EQ(st.announced, went);
-  CHECK_EQ(pool_in_use(p), went + (unsent ? 1 : 0)); /* the session holds what went, we hold one */
+  CHECK_EQ(pool_stats(p).in_use, went + (unsent ? 1 : 0)); /* the session holds what went, we hold one */
   uint32_t sent = 9;
   if (unsent) { /* again, still full: nothing goes, nothing is counted */
     CHECK_OK(gpures_session_send(s, unsent, GPURES_CHANNEL_NONBLOCK, &sent));
@@ -215,11 +96,11 @@ static void a_full_socket_sends_nothing_and_counts_nothing(void) {
   if (unsent) { /* room again: the frame goes, under the next serial */
     CHECK_OK(gpures_session_send(s, unsent, GPURES_CHANNEL_NONBLOCK, &sent));
     CHECK_EQ(sent, 1);
-    CHECK(read_raw(raw, &got[0], 1000) && got[0].serial == (uint64_t)went + 1);
+    CHECK(read_header(raw, &got[0], 1000) && got[0].serial == (uint64_t)went + 1);
     CHECK_OK(gpures_release(unsent));
   }
   close(raw); /* the peer goes: every frame in flight comes back */
-  CHECK(EVENTUALLY(pool_in_use(p) == 0, 2000));
+  CHECK(EVENTUALLY(pool_stats(p).in_use == 0, 2000));
   CHECK_OK(gpures_session_close(s));
   CHECK_OK(gpures_pool_close(p));
 }
@@ -227,8 +108,8 @@ static void a_full_socket_sends_nothing_and_counts_nothing(void) {
 static void a_fence_that_went_before_a_full_socket_leads_its_frame_once(void) {
   int raw = -1;
   gpures_session *s = small_sender(&raw);
-  gpures_pool *p = small_pool(128);
-  gpures_handle frame = 0, f = cpu_fence();
+  gpures_pool *p = new_nv12_pool(64, 64, 128);
+  gpures_handle frame = 0, f = new_cpu_fence();
   uint32_t went = fill_with_frames(s, p, 128, &frame);
   if (!CHECK(frame != 0)) {
     close(raw);
@@ -244,12 +125,12 @@ static void a_fence_that_went_before_a_full_socket_leads_its_frame_once(void) {
   CHECK_OK(gpures_session_send(s, frame, GPURES_CHANNEL_NONBLOCK, &sent));
   CHECK_EQ(sent, 0); /* full: neither the FENCE nor the FRAME */
   wire_header got[160];
-  CHECK(read_raw(raw, &got[0], 1000)); /* room for one datagram (they are all of one size) */
+  CHECK(read_header(raw, &got[0], 1000)); /* room for one datagram (they are all of one size) */
   CHECK_OK(gpures_session_send(s, frame, GPURES_CHANNEL_NONBLOCK, &sent));
   CHECK_EQ(sent, 0); /* the FENCE went, its FRAME found the socket full */
   CHECK_EQ(session_stats(s).frames, went);
   CHECK_EQ(session_stats(s).in_flight, went);
-  CHECK(read_raw(raw, &got[0], 1000));
+  CHECK(read_header(raw, &got[0], 1000));
   CHECK_OK(gpures_session_send(s, frame, GPURES_CHANNEL_NONBLOCK, &sent));
   CHECK_EQ(sent, 1); /* the FRAME alone */
   CHECK_EQ(session_stats(s).frames, went + 1);
@@ -268,7 +149,7 @@ static void a_fence_that_went_before_a_full_socket_leads_its_frame_once(void) {
   }
   CHECK_OK(gpures_release(frame));
   close(raw);
-  CHECK(EVENTUALLY(pool_in_use(p) == 0, 2000));
+  CHECK(EVENTUALLY(pool_stats(p).in_use == 0, 2000));
   CHECK_OK(gpures_session_close(s));
   CHECK_OK(gpures_pool_close(p));
   CHECK_OK(gpures_release(f));
@@ -293,7 +174,7 @@ static void a_fence_left_behind_by_a_send_given_up_on_leads_no_other_handle(void
   gpures_session *tx = NULL, *rx = NULL;
   CHECK_OK(gpures_session_open(sv[0], GPURES_SESSION_SEND, &tx));
   CHECK_OK(gpures_session_open(sv[1], GPURES_SESSION_RECEIVE, &rx));
-  gpures_handle filler = plain_handle(), a = plain_handle(), b = plain_handle(), f = cpu_fence();
+  gpures_handle filler = sealable_rgba_frame(), a = sealable_rgba_frame(), b = sealable_rgba_frame(), f = new_cpu_fence();
   uint32_t went = fill_with_handles(tx, filler, 128);
   CHECK(went < 128);
   CHECK_EQ(session_stats(tx).frames, went); /* plain handles count as what the peer receives */
@@ -340,15 +221,15 @@ static void *read_late(void *arg) {
   sleep_ms(r->delay_ms);
   wire_header h;
   while (!atomic_load(&r->stop))
-    if (read_raw(r->sock, &h, 10)) r->read++;
-  while (read_raw(r->sock, &h, 50)) r->read++;
+    if (read_header(r->sock, &h, 10)) r->read++;
+  while (read_header(r->sock, &h, 50)) r->read++;
   return NULL;
 }
 
 static void a_blocking_send_waits_for_room_and_delivers(void) {
   int raw = -1;
   gpures_session *s = small_sender(&raw);
-  gpures_handle h = plain_handle();
+  gpures_handle h = sealable_rgba_frame();
   uint32_t went = fill_with_handles(s, h, 128);
   CHECK(went < 128);
   late_reader r = {raw, 100, false, 0};
@@ -369,27 +250,6 @@ static void a_blocking_send_waits_for_room_and_delivers(void) {
 }
 
 /* ------------------------------------------- a FENCE the receiver cannot read */
-
-/* A memfd of 4096 bytes, sealed as a pool's, announced as buffer `buffer` (an RGBA frame). */
-static void announce(int sock, uint64_t buffer, uint64_t serial) {
-  int fd = memfd_create("gpures-test-announce", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
-  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
-  struct {
-    wire_header h;
-    gpures_dma_buf_handle_desc d;
-  } msg;
-  memset(&msg, 0, sizeof msg);
-  msg.h = header_of(MSG_FRAME, buffer, serial);
-  msg.h.kind = GPURES_KIND_DMA_BUF_HANDLE;
-  msg.h.desc_size = sizeof msg.d;
-  msg.h.num_fds = 1;
-  msg.d = gpures_fixture_dma_buf_handle_rgba(0);
-  msg.d.fds[0] = 0;
-  for (int i = 1; i < 4; i++) msg.d.fds[i] = -1;
-  CHECK(send_with_fds(sock, &msg, sizeof msg, &fd, 1, 0) == (ssize_t)sizeof msg);
-  close(fd);
-}
 
 /* A FENCE as a sender writes one: a CpuFence naming (buffer, serial), its eventfd attached. */
 typedef struct fence_message {
@@ -435,7 +295,7 @@ static void a_frame_whose_fence_could_not_be_read_is_refused_naming_acquire(void
   gpures_session *rx = NULL;
   CHECK_OK(gpures_session_open(sv[1], GPURES_SESSION_RECEIVE, &rx));
   int peer = sv[0];
-  announce(peer, 7, 1);
+  CHECK(announce(peer, 7, 1) == 0);
   gpures_handle got = 0;
   CHECK_OK(gpures_session_receive(rx, 0, &got));
   CHECK_OK(gpures_release(got));
@@ -491,7 +351,7 @@ static void a_plain_handle_whose_fence_could_not_be_read_is_refused_too(void) {
   int efd = eventfd(0, EFD_CLOEXEC);
   CHECK(send_with_fds(sv[0], &m, sizeof m, &efd, 1, 0) == (ssize_t)sizeof m);
   close(efd);
-  gpures_handle h = plain_handle();
+  gpures_handle h = sealable_rgba_frame();
   uint32_t sent = 0;
   for (int i = 0; i < 2; i++) CHECK_OK(gpures_channel_send(sv[0], h, 0, &sent)); /* HANDLEs (0, 0) */
   gpures_handle got = 0;

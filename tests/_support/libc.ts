@@ -1,7 +1,10 @@
 // Real file descriptors for tests, straight from libc: memfds to hand to
-// DmaBufHandle and VkOpaqueFd, and the calls that show who owns an fd.
+// DmaBufHandle and VkOpaqueFd, and the calls that show who owns an fd. Also
+// the one libc the tests, the hostile peers and the benchmarks open: `libc`
+// has every call they make (Linux layouts and glibc names).
 
-const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
+/** libc's functions, for calls the helpers below do not wrap. */
+export const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
   memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
   open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
@@ -9,10 +12,31 @@ const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6"
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
-  pipe2: { parameters: ["buffer", "i32"], result: "i32", optional: true }, // Linux
-  eventfd: { parameters: ["u32", "i32"], result: "i32", optional: true }, // Linux
+  pipe2: { parameters: ["buffer", "i32"], result: "i32" },
+  eventfd: { parameters: ["u32", "i32"], result: "i32" },
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
+  unlink: { parameters: ["buffer"], result: "i32" },
+  mkdir: { parameters: ["buffer", "u32"], result: "i32" },
+  rmdir: { parameters: ["buffer"], result: "i32" },
+  // sockets: raw SOCK_SEQPACKET peers, SCM_RIGHTS by hand
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  socketpair: { parameters: ["i32", "i32", "i32", "buffer"], result: "i32" },
+  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  listen: { parameters: ["i32", "i32"], result: "i32" },
+  accept: { parameters: ["i32", "pointer", "pointer"], result: "i32" },
+  sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
+  recvmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
+  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  // the process: limits, identity, errno
+  getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+  setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+  getuid: { parameters: [], result: "u32" },
+  setgid: { parameters: ["u32"], result: "i32" },
+  setuid: { parameters: ["u32"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
 }).symbols;
 
 const F_GETFD = 1;
@@ -55,7 +79,7 @@ export function memfd(
 
 /** A new close-on-exec eventfd (Linux): a real CPU fence. */
 export function eventFd(): number {
-  const fd = libc.eventfd?.(0, 0o2000000 /* EFD_CLOEXEC */) ?? -1;
+  const fd = libc.eventfd(0, 0o2000000 /* EFD_CLOEXEC */);
   if (fd < 0) throw new Error("eventfd failed");
   return fd;
 }
@@ -68,7 +92,7 @@ export function eventFdSignal(fd: number): void {
 /** The read end of a new pipe whose write end is closed: an fd whose size cannot be read. */
 export function pipeReadEnd(): number {
   const ends = new Int32Array(2);
-  if (libc.pipe2?.(ends, 0o2000000 /* O_CLOEXEC */) !== 0) throw new Error("pipe2 failed");
+  if (libc.pipe2(ends, 0o2000000 /* O_CLOEXEC */) !== 0) throw new Error("pipe2 failed");
   libc.close(ends[1]);
   return ends[0];
 }
@@ -138,16 +162,12 @@ export function openFdCount(): number {
 // Reading /proc/self/fd needs --allow-all in Deno 2, so the counts below ask
 // libc instead: every fd below the RLIMIT_NOFILE soft limit, probed with fcntl.
 
-const limits = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "libc.so.6", {
-  getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-}).symbols;
-
 const RLIMIT_NOFILE = Deno.build.os === "darwin" ? 8 : 7;
 
 /** The highest fd number this process may open, plus one (capped at 2^20). */
 export function fdLimit(): number {
   const rlimit = new BigUint64Array(2); // { rlim_cur, rlim_max }
-  if (limits.getrlimit(RLIMIT_NOFILE, rlimit) !== 0) throw new Error("getrlimit failed");
+  if (libc.getrlimit(RLIMIT_NOFILE, rlimit) !== 0) throw new Error("getrlimit failed");
   return Number(rlimit[0] < 1n << 20n ? rlimit[0] : 1n << 20n);
 }
 

@@ -1,8 +1,10 @@
-// The Vulkan test helper (tests/native/vulkan/gpures_test_vulkan.c) as the
+// The Vulkan test helper (tests/gpu_helpers/vulkan/gpures_test_vulkan.c) as the
 // Deno tests load it: a real Vulkan device (lavapipe here) that makes, exports,
 // imports and reads back the objects the tests hand to gpures.
 
-export const HELPER = new URL("../../build/test-helpers/libgpures_test_vulkan.so", import.meta.url);
+import { helperLib } from "./helper_lib.ts";
+
+export const HELPER: URL = helperLib("libgpures_test_vulkan.so");
 
 export const SYMBOLS = {
   gvk_last_error: { parameters: [], result: "pointer" },

@@ -1,7 +1,7 @@
 // gpures over real GPU objects: CUDA buffers, pitched NV12 frames and surface
 // objects, Vulkan images, buffers and exported memory imported by CUDA, and a
 // GL texture read by CUDA through interop. The objects come from the GPU
-// probe (gpu_probe.c), which tests/gpu/run.sh builds on a machine with an
+// probe (tests/gpu_helpers/probe), which tests/gpu/run.sh builds on a machine with an
 // NVIDIA GPU. Anywhere else every test is ignored, with the reason printed.
 // The "sync:" tests are issue 16's GPU proof: a Vulkan timeline semaphore
 // exported as an opaque fd and imported by CUDA, hand-offs at 4K with only

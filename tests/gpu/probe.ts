@@ -1,11 +1,11 @@
-// Deno bindings of the GPU probe (gpu_probe.c, built by run.sh into
-// build/libgpuprobe.so): real CUDA, Vulkan and GL objects for the GPU tests
+// Deno bindings of the GPU probe (tests/gpu_helpers/probe/gpu_probe.c, built
+// by run.sh into tests/gpu/build/libgpuprobe.so): real CUDA, Vulkan and GL objects for the GPU tests
 // and the benchmark. openProbe() never throws: without the built probe, a
 // CUDA driver or a GPU it returns the reason to skip.
 
-/** The probe's C functions (gpu_probe.c). */
+/** The probe's C functions (tests/gpu_helpers/probe/gpu_probe.c). */
 export const symbols = {
-  gp_error: { parameters: [], result: "pointer" },
+  gp_last_error: { parameters: [], result: "pointer" },
   gp_now_ns: { parameters: [], result: "u64" },
   gp_cuda_open: { parameters: ["buffer", "i32"], result: "i32" },
   gp_kernel_note: { parameters: [], result: "pointer" },
@@ -167,14 +167,14 @@ export class Probe {
 
   #check(fn: string, rc: number): void {
     if (rc !== 0) {
-      const p = this.#s.gp_error();
+      const p = this.#s.gp_last_error();
       throw new ProbeError(fn, rc, p === null ? "" : Deno.UnsafePointerView.getCString(p));
     }
   }
 
   /** The probe's last error message. */
   lastError(): string {
-    const p = this.#s.gp_error();
+    const p = this.#s.gp_last_error();
     return p === null ? "" : Deno.UnsafePointerView.getCString(p);
   }
 

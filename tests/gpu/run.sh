@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU validation of gpures, on a Linux machine with an NVIDIA GPU: builds the
-# gpures library and the GPU probe (gpu_probe.c, kernels.cu), runs the GPU
-# tests (gpu_test.ts, whose "cuda-import" checks print PASS/FAIL lines), the
+# gpures library and the GPU probe (tests/gpu_helpers/probe: gpu_probe.c,
+# kernels.cu), runs the GPU tests (gpu_test.ts, whose "cuda-import" checks
+# print PASS/FAIL lines), the
 # CUDA importer's own tests (tests/interop_cuda_test.ts) and the benchmark
 # (bench/gpu/bench.ts), and prints everything.
 # Without a GPU it prints one line "skipped: <reason>" and exits 0.
@@ -22,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 out="$here/build"
+probe="$root/tests/gpu_helpers/probe"
 export NO_COLOR=1 # plain output, to be saved as docs/gpu-last-run.txt
 
 skip() {
@@ -83,9 +85,11 @@ if ! { cmake -S . -B "$out/gpures" -DCMAKE_BUILD_TYPE=Release -DGPURES_BUILD_TES
 fi
 export GPURES_LIB="$out/gpures/libgpures.so"
 echo "gpures: $GPURES_LIB"
-# gpures.h for the types of the few gpures calls the probe makes itself (sync checks).
+# gpures.h for the types of the few gpures calls the probe makes itself (sync checks);
+# native/src/interop for khronos/, the Vulkan, EGL and GL declarations gpures uses too.
 if ! gcc -std=gnu11 -O2 -Wall -Wextra -fPIC -shared -fvisibility=hidden -I"$cuda_inc" \
-  -I"$root/native/include" -o "$out/libgpuprobe.so" "$here/gpu_probe.c" -ldl; then
+  -I"$root/native/include" -I"$root/native/src/interop" -o "$out/libgpuprobe.so" \
+  "$probe/gpu_probe.c" -ldl; then
   echo "FAILED: building the GPU probe"
   exit 1
 fi
@@ -93,9 +97,9 @@ echo "probe:  $out/libgpuprobe.so"
 rm -f "$out/kernels.fatbin"
 if command -v nvcc >/dev/null; then
   # The GPU's own architecture, plus PTX any newer GPU can compile.
-  if nvcc -fatbin -arch=native -o "$out/kernels.fatbin" "$here/kernels.cu" 2>"$out/nvcc.log" ||
+  if nvcc -fatbin -arch=native -o "$out/kernels.fatbin" "$probe/kernels.cu" 2>"$out/nvcc.log" ||
     nvcc -fatbin -gencode arch=compute_75,code=compute_75 -o "$out/kernels.fatbin" \
-      "$here/kernels.cu" 2>>"$out/nvcc.log"; then
+      "$probe/kernels.cu" 2>>"$out/nvcc.log"; then
     echo "kernels: $out/kernels.fatbin"
   else
     cat "$out/nvcc.log"

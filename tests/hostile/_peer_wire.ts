@@ -9,35 +9,8 @@
 
 export const linux = Deno.build.os === "linux";
 
-const libc = linux
-  ? Deno.dlopen("libc.so.6", {
-    socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
-    connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-    bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-    listen: { parameters: ["i32", "i32"], result: "i32" },
-    accept: { parameters: ["i32", "pointer", "pointer"], result: "i32" },
-    socketpair: { parameters: ["i32", "i32", "i32", "buffer"], result: "i32" },
-    sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
-    recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
-    close: { parameters: ["i32"], result: "i32" },
-    memfd_create: { parameters: ["buffer", "u32"], result: "i32" },
-    ftruncate: { parameters: ["i32", "i64"], result: "i32" },
-    fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
-    pipe2: { parameters: ["buffer", "i32"], result: "i32" },
-    open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
-    unlink: { parameters: ["buffer"], result: "i32" },
-    mkdir: { parameters: ["buffer", "u32"], result: "i32" },
-    rmdir: { parameters: ["buffer"], result: "i32" },
-    pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
-    getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-    setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-    getuid: { parameters: [], result: "u32" },
-    setgid: { parameters: ["u32"], result: "i32" },
-    setuid: { parameters: ["u32"], result: "i32" },
-    eventfd: { parameters: ["u32", "i32"], result: "i32" },
-    __errno_location: { parameters: [], result: "pointer" },
-  }).symbols
-  : undefined;
+// The tests' libc (tests/_support/libc.ts), loaded only where it exists.
+const libc = linux ? (await import("../_support/libc.ts")).libc : undefined;
 
 function c(): NonNullable<typeof libc> {
   if (!libc) throw new Error("the hostile channel peers need Linux");

@@ -28,7 +28,7 @@ import {
   VulkanImporter,
   WebGpuFrameUploader,
 } from "../../mod.ts";
-import { memfd } from "../_support/libc.ts";
+import { close, memfd } from "../_support/libc.ts";
 import { rgbaFrame } from "../_support/fixtures.ts";
 
 const linux = Deno.build.os === "linux";
@@ -319,7 +319,7 @@ Deno.test({
     using frame = rgbaFrame(memfd(32 * 32 * 4), { takeOwnership: true });
     assertCountRule("dupFd index", "index", 0, 0, (v) => {
       const fd = frame.dupFd(v as number);
-      Deno.dlopen("libc.so.6", { close: { parameters: ["i32"], result: "i32" } }).symbols.close(fd);
+      close(fd);
     });
     const device = { limits: { maxTextureDimension2D: 8192 } } as unknown as GPUDevice;
     assertCountRule(

@@ -10,11 +10,7 @@ import { Channel, CpuFence, DmaBufHandle, FramePool, ReleasedError } from "../..
 import { linux, memfd, Peer, socketPath } from "./_peer_wire.ts";
 import { eventually } from "../_support/frame_pattern.ts";
 
-const libc = linux
-  ? Deno.dlopen("libc.so.6", {
-    setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-  }).symbols
-  : undefined;
+const libc = linux ? (await import("../_support/libc.ts")).libc : undefined;
 
 /** Shrinks the socket's send buffer to the kernel's minimum: a few datagrams fill it. */
 function smallSendBuffer(fd: number): void {

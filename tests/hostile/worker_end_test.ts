@@ -14,31 +14,13 @@ import {
   pendingSyncWaits,
   PixelFormat,
 } from "../../mod.ts";
-import { countOpenFds } from "../_support/libc.ts";
+import { countOpenFds, threadCount } from "../_support/libc.ts";
 
 const linux = Deno.build.os === "linux";
 const LIFETIMES = 20;
 const WORKER = new URL("./_wait_worker.ts", import.meta.url);
 
 const fds = countOpenFds;
-const libc = linux
-  ? Deno.dlopen("libc.so.6", {
-    open: { parameters: ["buffer", "i32"], result: "i32" },
-    pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
-    close: { parameters: ["i32"], result: "i32" },
-  }).symbols
-  : undefined;
-
-/** The process's threads, from /proc/self/status through libc (Deno's own reads need --allow-all). */
-function threads(): number {
-  const fd = libc!.open(new TextEncoder().encode("/proc/self/status\0"), 0);
-  assert.ok(fd >= 0, "/proc/self/status opens");
-  const bytes = new Uint8Array(8192);
-  const n = Number(libc!.pread(fd, bytes, BigInt(bytes.length), 0n));
-  libc!.close(fd);
-  const line = /^Threads:\s+(\d+)$/m.exec(new TextDecoder().decode(bytes.subarray(0, n)));
-  return Number(line![1]);
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `ok` every 20 ms until it holds or `ms` pass; returns what it last saw. */
@@ -119,7 +101,7 @@ Deno.test({
       gpures_pool_close: { parameters: ["pointer"], result: "i32" },
     }).symbols;
     const openFds = fds();
-    const openThreads = threads();
+    const openThreads = threadCount();
     const handles = liveHandles();
     const options = { format: "NV12", width: 64, height: 32, slots: 1, rowAlign: 64 };
     const desc = new Uint32Array([32, 0, PixelFormat.info("NV12").id, 64, 32, 1, 64, 0]);
@@ -146,7 +128,7 @@ Deno.test({
         worker.terminate();
       }
       // Each wait returns when its isolate ends; a parked one keeps its thread for good.
-      const left = await within(3000, threads, (n) => n <= openThreads + 2);
+      const left = await within(3000, threadCount, (n) => n <= openThreads + 2);
       assert.ok(left <= openThreads + 2, `threads: ${left}, ${openThreads} before the lifetimes`);
       assert.equal(stats().inUse, 1, "only the held frame is out");
     } finally {
@@ -164,7 +146,7 @@ Deno.test({
   ignore: !linux,
   async fn() {
     await warm();
-    const openThreads = threads();
+    const openThreads = threadCount();
     const handles = liveHandles();
     for (let i = 0; i < LIFETIMES; i++) {
       const { worker } = await start({ mode: "channel" });
@@ -173,7 +155,7 @@ Deno.test({
     }
     // A channel wait is a watch on the isolate's queue, dropped with the queue (the Worker's
     // channel ends, like anything else its isolate held, stay open: nobody closed them).
-    const left = await within(4000, threads, (n) => n <= openThreads + 2);
+    const left = await within(4000, threadCount, (n) => n <= openThreads + 2);
     assert.ok(left <= openThreads + 2, `threads: ${left}, ${openThreads} before the lifetimes`);
     // A handle whose keep-alive was the dead isolate's: its last release still frees it here.
     const raws: bigint[] = [];

@@ -1,7 +1,7 @@
 // Real OpenCL memory through the public API, in its own `deno test` process
 // (PoCL once aborted at exit when it shared a process with Vulkan and EGL).
 //
-// A test-only C library (tests/native/opencl, built into build/test-helpers)
+// A test-only C library (tests/gpu_helpers/opencl, built into build/test-helpers)
 // makes a real context, queue and cl_mem objects (PoCL in CI) filled with known
 // patterns. This file wraps them as OpenClMem exactly as a user would and hands
 // the helper's consumer nothing but `resource.unsafeHandle`: it finds the mem
@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { GpuResource, liveHandles, OpenClMem } from "../../mod.ts";
+import { helperLib } from "../_support/helper_lib.ts";
 
 const symbols = {
   gpures_test_cl_last_error: { parameters: [], result: "pointer" },
@@ -42,7 +43,7 @@ type Cl = Deno.DynamicLibrary<typeof symbols>["symbols"];
 const LIB_FILE = { windows: "gpures_test_opencl.dll", darwin: "libgpures_test_opencl.dylib" }[
   Deno.build.os as string
 ] ?? "libgpures_test_opencl.so";
-const HELPER = new URL(`../../build/test-helpers/${LIB_FILE}`, import.meta.url);
+const HELPER = helperLib(LIB_FILE);
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);

@@ -2,7 +2,7 @@
 // process like tests/isolated/opencl_test.ts (PoCL once aborted at exit when
 // it shared a process with Vulkan and EGL).
 //
-// The helper (tests/native/opencl, build/test-helpers) gates a
+// The helper (tests/gpu_helpers/opencl, build/test-helpers) gates a
 // clEnqueueFillBuffer behind a user event: nothing is written until the test
 // sets the user event's status after a delay. The fill's cl_event is wrapped
 // as an OpenClEvent; before the gate opens a read through a second queue
@@ -16,6 +16,7 @@
 import assert from "node:assert/strict";
 import { DeviceLostError, liveHandles, OpenClEvent, TimeoutError } from "../../mod.ts";
 import { assertAll, failure, settledWaits } from "../_support/sync_checks.ts";
+import { helperLib } from "../_support/helper_lib.ts";
 
 const symbols = {
   gpures_test_cl_last_error: { parameters: [], result: "pointer" },
@@ -31,7 +32,7 @@ const symbols = {
 } as const satisfies Deno.ForeignLibraryInterface;
 type Cl = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
-const HELPER = new URL("../../build/test-helpers/libgpures_test_opencl.so", import.meta.url);
+const HELPER = helperLib("libgpures_test_opencl.so");
 
 function cString(ptr: Deno.PointerValue): string {
   return ptr === null ? "" : Deno.UnsafePointerView.getCString(ptr);

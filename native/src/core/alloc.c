@@ -1,9 +1,12 @@
 /*
 ** alloc.c: the one place gpures allocates, so tests can make allocation fail.
 **
-** gpures allocates in two places only: a chunk of 4096 handle slots when the
-** handle table grows (table/slots.c) and an event queue's ring when it grows
-** (events/events.c). Both go through gpures__alloc.
+** Every allocation goes through gpures__alloc() or gpures__realloc(): a chunk
+** of 4096 handle slots when the handle table grows (table/slots.c), an event
+** queue's ring when it grows (events/events.c), a pool, a session and their
+** records. The arrays that grow one item at a time (a session's lists, a
+** queue's watches, a pool's notices) grow through gpures__grow(), which
+** doubles them.
 **
 ** Test-only fault injection. gpures__test_fail_alloc_after(n) lets the next n
 ** allocations succeed and makes every later one fail (return NULL) until it
@@ -53,3 +56,15 @@ static int inject(void) {
 void *gpures__alloc(size_t size) { return inject() ? NULL : malloc(size); }
 void *gpures__realloc(void *p, size_t size) { return inject() ? NULL : realloc(p, size); }
 void gpures__free(void *p) { free(p); }
+
+bool gpures__grow(void **items, uint32_t *capacity, uint32_t count, size_t size, uint32_t first,
+                  uint32_t max) {
+  if (count < *capacity) return true;
+  if (count >= max) return false;
+  uint32_t next = *capacity ? (*capacity > max / 2 ? max : *capacity * 2) : first;
+  if (next > max) next = max;
+  void *grown = gpures__realloc(*items, (size_t)next * size);
+  if (!grown) return false; /* *items is as it was */
+  *items = grown, *capacity = next;
+  return true;
+}

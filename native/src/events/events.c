@@ -185,22 +185,27 @@ int gpures_event_queue_close_on_thread_exit(uint32_t id) {
   return GPURES_OK;
 }
 
-bool gpures__event_queue_open(uint32_t id) {
+/* Whether `id` names an open queue, and then its events waiting (*pending); under its lock. */
+static bool open_with_pending(uint32_t id, uint32_t *pending) {
   queue *q = queue_of(id);
+  *pending = 0;
   if (!q) return false;
   gpures__lock_acquire(&q->lock);
   bool open = q->id == id;
+  if (open) *pending = q->length;
   gpures__lock_release(&q->lock);
   return open;
 }
 
+bool gpures__event_queue_open(uint32_t id) {
+  uint32_t pending;
+  return open_with_pending(id, &pending);
+}
+
 uint32_t gpures_event_queue_pending(uint32_t id) {
-  queue *q = queue_of(id);
-  if (!q) return 0;
-  gpures__lock_acquire(&q->lock);
-  uint32_t n = q->id == id ? q->length : 0;
-  gpures__lock_release(&q->lock);
-  return n;
+  uint32_t pending;
+  (void)open_with_pending(id, &pending);
+  return pending;
 }
 
 int gpures_event_queue_poll(uint32_t id, gpures_event *events, uint32_t capacity,

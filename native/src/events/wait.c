@@ -189,16 +189,9 @@ static void drop_all(queue_waits *w) {
 
 static int add(queue_waits *w, uint32_t queue, watch item) {
   if (w->queue != queue) drop_all(w), w->queue = queue; /* an earlier queue's, gone with it */
-  if (w->length == w->capacity) {
-    uint32_t capacity = w->capacity ? w->capacity * 2u : 8u;
-    if (capacity > WATCH_MAX) return GPURES_E_OUT_OF_MEMORY;
-    watch *grown = gpures__alloc((size_t)capacity * sizeof *grown);
-    if (!grown) return GPURES_E_OUT_OF_MEMORY;
-    if (w->length) memcpy(grown, w->watches, (size_t)w->length * sizeof *grown);
-    gpures__free(w->watches);
-    w->watches = grown;
-    w->capacity = capacity;
-  }
+  if (!gpures__grow((void **)&w->watches, &w->capacity, w->length, sizeof *w->watches, 8,
+                    WATCH_MAX))
+    return GPURES_E_OUT_OF_MEMORY;
   uint32_t at = lower_bound(w, item.fd + 1); /* after the fd's other watches: they fire in order */
   memmove(&w->watches[at + 1], &w->watches[at], (w->length - at) * sizeof *w->watches);
   w->watches[at] = item;

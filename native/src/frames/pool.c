@@ -418,16 +418,9 @@ int gpures_pool_wait_queue(gpures_pool *pool, int32_t timeout_ms, uint32_t ticke
 static int add_notice(gpures_pool *p, uint32_t queue, uint64_t token) {
   for (uint32_t i = 0; i < p->num_notices; i++)
     if (p->notices[i].queue == queue && p->notices[i].token == token) return GPURES_OK;
-  if (p->num_notices == p->notices_capacity) {
-    uint32_t capacity = p->notices_capacity ? p->notices_capacity * 2u : 4u;
-    if (capacity > (1u << 24)) return GPURES_E_OUT_OF_MEMORY; /* 16M waits on one pool */
-    pool_notice *grown = gpures__alloc((size_t)capacity * sizeof *grown);
-    if (!grown) return GPURES_E_OUT_OF_MEMORY;
-    if (p->num_notices) memcpy(grown, p->notices, (size_t)p->num_notices * sizeof *grown);
-    gpures__free(p->notices);
-    p->notices = grown;
-    p->notices_capacity = capacity;
-  }
+  if (!gpures__grow((void **)&p->notices, &p->notices_capacity, p->num_notices,
+                    sizeof *p->notices, 4, 1u << 24)) /* 16M waits on one pool */
+    return GPURES_E_OUT_OF_MEMORY;
   p->notices[p->num_notices++] = (pool_notice){queue, token};
   return GPURES_OK;
 }

@@ -5,8 +5,8 @@
 **
 ** EGL and GL are reached through eglGetProcAddress (the caller's, or the one
 ** of the system's libEGL.so.1 opened with dlopen): the library links neither
-** and includes no Khronos header, so only the few ABI-stable types and enum
-** values it uses are declared here.
+** and includes no Khronos header: the few ABI-stable types and enum values
+** it uses are declared in khronos/egl_min.h, which the GPU test helpers share.
 **
 ** An importer belongs to the EGL context current when it was made: its
 ** textures are names in that context, so imports are refused (UNSUPPORTED
@@ -27,76 +27,43 @@
 
 /* ---------------------------------------------------------- EGL and GL ABI */
 
-typedef int32_t egl_int;      /* EGLint */
-typedef uint32_t egl_boolean; /* EGLBoolean */
+#include "khronos/egl_min.h"
 
-enum {
-  EGL_SUCCESS = 0x3000,
-  EGL_NOT_INITIALIZED = 0x3001,
-  EGL_BAD_ACCESS = 0x3002,
-  EGL_BAD_ALLOC = 0x3003,
-  EGL_BAD_ATTRIBUTE = 0x3004,
-  EGL_BAD_DISPLAY = 0x3008,
-  EGL_BAD_MATCH = 0x3009,
-  EGL_BAD_PARAMETER = 0x300C,
-  EGL_CONTEXT_LOST = 0x300E,
-  EGL_VENDOR = 0x3053,
-  EGL_EXTENSIONS = 0x3055,
-  EGL_HEIGHT = 0x3056,
-  EGL_WIDTH = 0x3057,
-  EGL_NONE = 0x3038,
-  EGL_DEVICE_EXT = 0x322C,
-  EGL_DEVICE_UUID_EXT = 0x335C,
-  EGL_LINUX_DMA_BUF_EXT = 0x3270,
-  EGL_LINUX_DRM_FOURCC_EXT = 0x3271,
-  EGL_YUV_COLOR_SPACE_HINT_EXT = 0x327B,
-  EGL_SAMPLE_RANGE_HINT_EXT = 0x327C,
-  EGL_ITU_REC601_EXT = 0x327F,
-  EGL_YUV_NARROW_RANGE_EXT = 0x3283
-};
-
-static const egl_int plane_fd_attr[4] = {0x3272, 0x3275, 0x3278, 0x3440};
-static const egl_int plane_offset_attr[4] = {0x3273, 0x3276, 0x3279, 0x3441};
-static const egl_int plane_pitch_attr[4] = {0x3274, 0x3277, 0x327A, 0x3442};
-static const egl_int plane_modifier_lo_attr[4] = {0x3443, 0x3445, 0x3447, 0x3449};
-static const egl_int plane_modifier_hi_attr[4] = {0x3444, 0x3446, 0x3448, 0x344A};
-
-enum {
-  GL_NO_ERROR = 0,
-  GL_TEXTURE_2D = 0x0DE1,
-  GL_MAX_TEXTURE_SIZE = 0x0D33,
-  GL_RENDERER = 0x1F01,
-  GL_EXTENSIONS = 0x1F03,
-  GL_LINEAR = 0x2601,
-  GL_TEXTURE_MAG_FILTER = 0x2800,
-  GL_TEXTURE_MIN_FILTER = 0x2801,
-  GL_TEXTURE_WRAP_S = 0x2802,
-  GL_TEXTURE_WRAP_T = 0x2803,
-  GL_TEXTURE_BINDING_2D = 0x8069,
-  GL_CLAMP_TO_EDGE = 0x812F,
-  GL_TEXTURE_EXTERNAL_OES = 0x8D65,
-  GL_TEXTURE_BINDING_EXTERNAL_OES = 0x8D67
-};
+/* Plane i's attributes of an EGL_LINUX_DMA_BUF_EXT image. */
+static const EGLint plane_fd_attr[4] = {EGL_DMA_BUF_PLANE0_FD_EXT, EGL_DMA_BUF_PLANE1_FD_EXT,
+                                        EGL_DMA_BUF_PLANE2_FD_EXT, EGL_DMA_BUF_PLANE3_FD_EXT};
+static const EGLint plane_offset_attr[4] = {
+    EGL_DMA_BUF_PLANE0_OFFSET_EXT, EGL_DMA_BUF_PLANE1_OFFSET_EXT, EGL_DMA_BUF_PLANE2_OFFSET_EXT,
+    EGL_DMA_BUF_PLANE3_OFFSET_EXT};
+static const EGLint plane_pitch_attr[4] = {
+    EGL_DMA_BUF_PLANE0_PITCH_EXT, EGL_DMA_BUF_PLANE1_PITCH_EXT, EGL_DMA_BUF_PLANE2_PITCH_EXT,
+    EGL_DMA_BUF_PLANE3_PITCH_EXT};
+static const EGLint plane_modifier_lo_attr[4] = {
+    EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT, EGL_DMA_BUF_PLANE1_MODIFIER_LO_EXT,
+    EGL_DMA_BUF_PLANE2_MODIFIER_LO_EXT, EGL_DMA_BUF_PLANE3_MODIFIER_LO_EXT};
+static const EGLint plane_modifier_hi_attr[4] = {
+    EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT, EGL_DMA_BUF_PLANE1_MODIFIER_HI_EXT,
+    EGL_DMA_BUF_PLANE2_MODIFIER_HI_EXT, EGL_DMA_BUF_PLANE3_MODIFIER_HI_EXT};
 
 typedef void *(*egl_proc_fn)(const char *name);
 
 typedef struct egl_fns {
-  egl_int (*get_error)(void);
-  const char *(*query_string)(void *display, egl_int name);
+  EGLint (*get_error)(void);
+  const char *(*query_string)(void *display, EGLint name);
   void *(*current_context)(void);
   void *(*current_display)(void);
   void *(*create_image)(void *display, void *context, uint32_t target, void *buffer,
-                        const egl_int *attribs);
-  egl_boolean (*destroy_image)(void *display, void *image);
+                        const EGLint *attribs);
+  EGLBoolean (*destroy_image)(void *display, void *image);
   /* EGL_EXT_image_dma_buf_import_modifiers; NULL without it */
-  egl_boolean (*query_formats)(void *display, egl_int max, egl_int *formats, egl_int *count);
-  egl_boolean (*query_modifiers)(void *display, egl_int format, egl_int max, uint64_t *modifiers,
-                                 egl_boolean *external_only, egl_int *count);
+  EGLBoolean (*query_formats)(void *display, EGLint max, EGLint *formats, EGLint *count);
+  EGLBoolean (*query_modifiers)(void *display, EGLint format, EGLint max, uint64_t *modifiers,
+                                 EGLBoolean *external_only, EGLint *count);
   /* EGL_EXT_device_query and EGL_EXT_device_persistent_id; NULL without them */
-  egl_boolean (*query_display_attrib)(void *display, egl_int attribute, intptr_t *value);
-  const char *(*query_device_string)(void *device, egl_int name);
-  egl_boolean (*query_device_binary)(void *device, egl_int name, egl_int max, void *value,
-                                     egl_int *size);
+  EGLBoolean (*query_display_attrib)(void *display, EGLint attribute, intptr_t *value);
+  const char *(*query_device_string)(void *device, EGLint name);
+  EGLBoolean (*query_device_binary)(void *device, EGLint name, EGLint max, void *value,
+                                     EGLint *size);
 } egl_fns;
 
 typedef struct gl_fns {
@@ -179,7 +146,7 @@ static int gl_load(gpures__op op, void *given, gl_fns *g) {
                       "texture function");
 }
 
-static const char *egl_error_name(egl_int error) {
+static const char *egl_error_name(EGLint error) {
   switch (error) {
   case EGL_SUCCESS: return "EGL_SUCCESS";
   case EGL_NOT_INITIALIZED: return "EGL_NOT_INITIALIZED";
@@ -207,7 +174,7 @@ static const char *display_extensions(gpures__op op, const egl_fns *f, void *dis
   }
   const char *exts = f->query_string(display, EGL_EXTENSIONS);
   if (!exts) {
-    egl_int error = f->get_error();
+    EGLint error = f->get_error();
     *status = gpures__fail(op, GPURES_E_INVALID_VALUE, "display",
                            "eglQueryString refused display %p: %s (0x%x)%s", display,
                            egl_error_name(error), (unsigned)error,
@@ -241,20 +208,20 @@ static int egl_oom(gpures__op op, const char *what) {
 }
 
 static int query_refused(gpures__op op, const egl_fns *f, const char *what) {
-  egl_int error = f->get_error();
+  EGLint error = f->get_error();
   return gpures__fail(op, GPURES_E_INVALID_VALUE, "display", "%s failed: %s (0x%x)", what,
                       egl_error_name(error), (unsigned)error);
 }
 
 /* Appends one format's rows: each modifier the display lists, or one implicit-modifier row. */
-static int add_format_rows(gpures__op op, const egl_fns *f, void *display, egl_int fourcc,
+static int add_format_rows(gpures__op op, const egl_fns *f, void *display, EGLint fourcc,
                            egl_rows *out) {
-  egl_int n = 0;
+  EGLint n = 0;
   if (!f->query_modifiers(display, fourcc, 0, NULL, NULL, &n) || n < 0)
     return query_refused(op, f, "eglQueryDmaBufModifiersEXT");
   uint32_t room = n ? (uint32_t)n : 1u, written = 0;
   uint64_t *modifiers = gpures__alloc(sizeof *modifiers * room);
-  egl_boolean *external = gpures__alloc(sizeof *external * room);
+  EGLBoolean *external = gpures__alloc(sizeof *external * room);
   egl_row *grown = gpures__realloc(out->rows, sizeof *grown * (out->count + room));
   int status = GPURES_OK;
   if (grown) out->rows = grown;
@@ -283,15 +250,15 @@ static int add_format_rows(gpures__op op, const egl_fns *f, void *display, egl_i
 static int query_rows(gpures__op op, const egl_fns *f, void *display, egl_rows *out) {
   out->rows = NULL;
   out->count = 0;
-  egl_int n = 0;
+  EGLint n = 0;
   if (!f->query_formats(display, 0, NULL, &n) || n < 0)
     return query_refused(op, f, "eglQueryDmaBufFormatsEXT");
-  egl_int *formats = gpures__alloc(sizeof *formats * (n ? (size_t)n : 1u));
+  EGLint *formats = gpures__alloc(sizeof *formats * (n ? (size_t)n : 1u));
   if (!formats) return egl_oom(op, "the display's formats");
   int status = GPURES_OK;
   if (n && !f->query_formats(display, n, formats, &n))
     status = query_refused(op, f, "eglQueryDmaBufFormatsEXT");
-  for (egl_int i = 0; status == GPURES_OK && i < n; i++)
+  for (EGLint i = 0; status == GPURES_OK && i < n; i++)
     status = add_format_rows(op, f, display, formats[i], out);
   gpures__free(formats);
   if (status != GPURES_OK) {
@@ -437,28 +404,28 @@ static int check_attrib_ranges(gpures__op op, const gpures_dma_buf_handle_desc *
 
 /* eglCreateImageKHR's attributes: every plane's fd, offset and pitch, and the modifier. */
 static void dma_buf_attribs(const egl_api *api, const gpures_dma_buf_handle_desc *d, bool yuv,
-                            egl_int attribs[ATTRIBS_MAX]) {
+                            EGLint attribs[ATTRIBS_MAX]) {
   int n = 0;
   attribs[n++] = EGL_WIDTH;
-  attribs[n++] = (egl_int)d->width;
+  attribs[n++] = (EGLint)d->width;
   attribs[n++] = EGL_HEIGHT;
-  attribs[n++] = (egl_int)d->height;
+  attribs[n++] = (EGLint)d->height;
   attribs[n++] = EGL_LINUX_DRM_FOURCC_EXT;
-  attribs[n++] = (egl_int)d->fourcc;
+  attribs[n++] = (EGLint)d->fourcc;
   /* Implicit: the driver's own layout, which only a display without the extension is asked for. */
   bool modifier = api->modifiers && d->modifier != GPURES_MODIFIER_INVALID;
   for (uint32_t i = 0; i < d->num_planes; i++) {
     attribs[n++] = plane_fd_attr[i];
     attribs[n++] = d->fds[d->planes[i].object_index];
     attribs[n++] = plane_offset_attr[i];
-    attribs[n++] = (egl_int)d->planes[i].offset;
+    attribs[n++] = (EGLint)d->planes[i].offset;
     attribs[n++] = plane_pitch_attr[i];
-    attribs[n++] = (egl_int)d->planes[i].stride;
+    attribs[n++] = (EGLint)d->planes[i].stride;
     if (modifier) {
       attribs[n++] = plane_modifier_lo_attr[i];
-      attribs[n++] = (egl_int)(uint32_t)(d->modifier & 0xffffffffu);
+      attribs[n++] = (EGLint)(uint32_t)(d->modifier & 0xffffffffu);
       attribs[n++] = plane_modifier_hi_attr[i];
-      attribs[n++] = (egl_int)(uint32_t)(d->modifier >> 32);
+      attribs[n++] = (EGLint)(uint32_t)(d->modifier >> 32);
     }
   }
   if (yuv) { /* the extension's defaults, said outright: drivers differ when they are left out */
@@ -482,7 +449,7 @@ static uint32_t least_aligned_plane(const gpures_dma_buf_handle_desc *d) {
 }
 
 /* eglCreateImageKHR's refusal as the field it most likely concerns. */
-static int image_refused(gpures__op op, const gpures_dma_buf_handle_desc *d, egl_int error) {
+static int image_refused(gpures__op op, const gpures_dma_buf_handle_desc *d, EGLint error) {
   char buf[16], field[32];
   const char *format = fourcc_name(d->fourcc, buf);
   const char *name = egl_error_name(error);
@@ -569,7 +536,7 @@ static int egl_make(void *api_, gpures__op op, const gpures__frame *frame, void 
                         "%s is bound as GL_TEXTURE_EXTERNAL_OES, and the context has no "
                         "GL_OES_EGL_image_external",
                         fourcc_name(d->fourcc, buf));
-  egl_int attribs[ATTRIBS_MAX];
+  EGLint attribs[ATTRIBS_MAX];
   dma_buf_attribs(api, d, yuv, attribs);
   /* EGL reads the fds during the call and keeps its own references: they stay the frame's. */
   void *image = api->egl.create_image(api->display, NULL, EGL_LINUX_DMA_BUF_EXT, NULL, attribs);
@@ -646,7 +613,7 @@ static void egl_device(const egl_api *api, gpures_device_info *out) {
       !f->query_display_attrib(api->display, EGL_DEVICE_EXT, &device) || !device)
     return;
   const char *exts = f->query_device_string((void *)device, EGL_EXTENSIONS);
-  egl_int size = 0;
+  EGLint size = 0;
   uint8_t uuid[16];
   if (has_word(exts, "EGL_EXT_device_persistent_id") &&
       f->query_device_binary((void *)device, EGL_DEVICE_UUID_EXT, 16, uuid, &size) && size == 16) {

@@ -7,8 +7,9 @@
 **
 ** Vulkan is reached through the caller's vkGetInstanceProcAddr (or the system
 ** loader's, opened with dlopen), never linked, and only the ABI-stable C
-** structs this file passes are declared here: the library builds with no
-** Vulkan SDK. Importers are Linux-only; other_os.c answers elsewhere.
+** structs this file passes are declared (khronos/vulkan_min.h, shared with
+** the GPU test helpers): the library builds with no Vulkan SDK. Importers are
+** Linux-only; other_os.c answers elsewhere.
 */
 #if defined(__linux__)
 #define _GNU_SOURCE
@@ -22,166 +23,45 @@
 
 /* ---------------------------------------------------------------- the ABI */
 
-typedef int32_t vk_result;
-enum {
-  VK_OK = 0,
-  VK_MORE = 5,
-  VK_E_OUT_OF_HOST_MEMORY = -1,
-  VK_E_OUT_OF_DEVICE_MEMORY = -2,
-  VK_E_DEVICE_LOST = -4,
-  VK_E_FORMAT_NOT_SUPPORTED = -11,
-  VK_E_INVALID_EXTERNAL_HANDLE = -1000072003,
-  VK_E_INVALID_DRM_LAYOUT = -1000158000
-};
+#include "khronos/vulkan_min.h"
 
-/* VkStructureType values. */
-enum {
-  ST_DEVICE_QUEUE_CREATE_INFO = 2,
-  ST_DEVICE_CREATE_INFO = 3,
-  ST_MEMORY_ALLOCATE_INFO = 5,
-  ST_BUFFER_CREATE_INFO = 12,
-  ST_IMAGE_CREATE_INFO = 14,
-  ST_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001,
-  ST_FORMAT_PROPERTIES_2 = 1000059002,
-  ST_IMAGE_FORMAT_PROPERTIES_2 = 1000059003,
-  ST_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2 = 1000059004,
-  ST_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO = 1000071000,
-  ST_EXTERNAL_IMAGE_FORMAT_PROPERTIES = 1000071001,
-  ST_PHYSICAL_DEVICE_ID_PROPERTIES = 1000071004,
-  ST_EXTERNAL_MEMORY_BUFFER_CREATE_INFO = 1000072000,
-  ST_EXTERNAL_MEMORY_IMAGE_CREATE_INFO = 1000072001,
-  ST_IMPORT_MEMORY_FD_INFO = 1000074000,
-  ST_MEMORY_FD_PROPERTIES = 1000074001,
-  ST_MEMORY_DEDICATED_ALLOCATE_INFO = 1000127001,
-  ST_DRM_FORMAT_MODIFIER_PROPERTIES_LIST = 1000158000,
-  ST_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO = 1000158002,
-  ST_IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO = 1000158004
-};
+/* What imported images and buffers are made for when the importer names no usage. */
+#define IMAGE_USAGE_DEFAULT \
+  (VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+#define BUFFER_USAGE_DEFAULT                                               \
+  (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
+   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
 
-enum { HANDLE_OPAQUE_FD = 0x1, HANDLE_DMA_BUF = 0x200 };
-enum { TILING_LINEAR = 1, TILING_DRM_MODIFIER = 1000158000 };
-enum { IMAGE_TYPE_2D = 1, SHARING_EXCLUSIVE = 0, SAMPLES_1 = 1 };
-enum { FEATURE_IMPORTABLE = 0x4 };
-enum { ASPECT_COLOR = 0x1, ASPECT_PLANE_0 = 0x10, ASPECT_MEMORY_PLANE_0 = 0x80 };
-/* Default usage: image SAMPLED | TRANSFER_SRC | TRANSFER_DST; buffer TRANSFER_SRC | _DST | STORAGE. */
-enum { IMAGE_USAGE_DEFAULT = 0x7, BUFFER_USAGE_DEFAULT = 0x23 };
-
-typedef struct { uint32_t width, height, depth; } vk_extent3d;
-
-typedef struct {
-  int32_t s_type; const void *next;
-  uint32_t flags; int32_t image_type; int32_t format; vk_extent3d extent;
-  uint32_t mip_levels, array_layers; int32_t samples, tiling; uint32_t usage;
-  int32_t sharing_mode; uint32_t num_families; const uint32_t *families; int32_t initial_layout;
-} vk_image_create_info;
-
-typedef struct {
-  int32_t s_type; const void *next;
-  uint32_t flags; uint64_t size; uint32_t usage; int32_t sharing_mode;
-  uint32_t num_families; const uint32_t *families;
-} vk_buffer_create_info;
-
-typedef struct { int32_t s_type; const void *next; uint32_t handle_types; } vk_external_create_info;
-typedef struct { int32_t s_type; const void *next; int32_t handle_type; int fd; } vk_import_fd_info;
-typedef struct { int32_t s_type; void *next; uint32_t memory_type_bits; } vk_memory_fd_properties;
-typedef struct { int32_t s_type; const void *next; uint64_t image, buffer; } vk_dedicated_info;
-typedef struct {
-  int32_t s_type; const void *next; uint64_t size; uint32_t memory_type_index;
-} vk_memory_allocate_info;
-typedef struct { uint64_t size, alignment; uint32_t memory_type_bits; } vk_memory_requirements;
-typedef struct { uint32_t aspect, mip_level, array_layer; } vk_image_subresource;
-typedef struct { uint64_t offset, size, row_pitch, array_pitch, depth_pitch; } vk_subresource_layout;
-typedef struct {
-  int32_t s_type; const void *next; uint64_t modifier; uint32_t num_planes;
-  const vk_subresource_layout *planes;
-} vk_modifier_explicit_info;
-
-typedef struct {
-  int32_t s_type; const void *next;
-  int32_t format, type, tiling; uint32_t usage, flags;
-} vk_image_format_info;
-typedef struct { int32_t s_type; const void *next; int32_t handle_type; } vk_external_format_info;
-typedef struct {
-  int32_t s_type; const void *next; uint64_t modifier; int32_t sharing_mode;
-  uint32_t num_families; const uint32_t *families;
-} vk_modifier_format_info;
-typedef struct {
-  int32_t s_type; void *next;
-  vk_extent3d max_extent; uint32_t max_mip_levels, max_array_layers, sample_counts;
-  uint64_t max_resource_size;
-} vk_image_format_properties;
-typedef struct {
-  int32_t s_type; void *next;
-  uint32_t features, export_from_imported, compatible_handle_types;
-} vk_external_format_properties;
-typedef struct { uint64_t modifier; uint32_t num_planes; uint32_t features; } vk_modifier_properties;
-typedef struct {
-  int32_t s_type; void *next; uint32_t count; vk_modifier_properties *modifiers;
-} vk_modifier_list;
-typedef struct {
-  int32_t s_type; void *next; uint32_t linear, optimal, buffer;
-} vk_format_properties;
-
-typedef struct {
-  int32_t s_type; void *next;
-  uint8_t device_uuid[16], driver_uuid[16], device_luid[8];
-  uint32_t node_mask, luid_valid;
-} vk_id_properties;
-typedef struct {
-  int32_t s_type; void *next;
-  uint32_t api_version, driver_version, vendor_id, device_id; int32_t device_type;
-  char name[256];
-  uint8_t pipeline_cache_uuid[16];
-  /* VkPhysicalDeviceLimits and sparse properties: 524 bytes on LP64; room to spare. */
-  uint64_t limits_and_sparse[96];
-} vk_properties2;
-
-typedef struct { char name[256]; uint32_t spec_version; } vk_extension;
-typedef struct {
-  int32_t s_type; const void *next; uint32_t flags, family, count; const float *priorities;
-} vk_queue_create_info;
-typedef struct {
-  int32_t s_type; const void *next; uint32_t flags, num_queues;
-  const vk_queue_create_info *queues; uint32_t num_layers; const char *const *layers;
-  uint32_t num_extensions; const char *const *extensions; const void *features;
-} vk_device_create_info;
-
-typedef void (*vk_void_fn)(void);
-typedef vk_void_fn (*vk_proc_fn)(void *owner, const char *name);
+/* vkGetInstanceProcAddr and vkGetDeviceProcAddr alike: each owner is a dispatchable handle. */
+typedef PFN_vkVoidFunction (*vk_proc_fn)(void *owner, const char *name);
 
 /* ---------------------------------------------------------- entry points */
 
 typedef struct vk_instance_fns {
   vk_proc_fn device_proc;
-  void (*properties2)(void *phys, vk_properties2 *out);
-  vk_result (*image_format_properties2)(void *phys, const vk_image_format_info *info,
-                                        vk_image_format_properties *out);
-  void (*format_properties2)(void *phys, int32_t format, vk_format_properties *out);
-  vk_result (*extensions)(void *phys, const char *layer, uint32_t *count, vk_extension *out);
-  vk_result (*create_device)(void *phys, const vk_device_create_info *info, const void *alloc,
-                             void **out);
+  PFN_vkGetPhysicalDeviceProperties2 properties2;
+  PFN_vkGetPhysicalDeviceImageFormatProperties2 image_format_properties2;
+  PFN_vkGetPhysicalDeviceFormatProperties2 format_properties2;
+  PFN_vkEnumerateDeviceExtensionProperties extensions;
+  PFN_vkCreateDevice create_device;
 } vk_instance_fns;
 
 typedef struct vk_device_fns {
-  void (*destroy_device)(void *dev, const void *alloc);
-  vk_result (*create_image)(void *dev, const vk_image_create_info *info, const void *alloc,
-                            uint64_t *out);
-  void (*destroy_image)(void *dev, uint64_t image, const void *alloc);
-  void (*image_requirements)(void *dev, uint64_t image, vk_memory_requirements *out);
-  void (*subresource_layout)(void *dev, uint64_t image, const vk_image_subresource *sub,
-                             vk_subresource_layout *out);
-  vk_result (*create_buffer)(void *dev, const vk_buffer_create_info *info, const void *alloc,
-                             uint64_t *out);
-  void (*destroy_buffer)(void *dev, uint64_t buffer, const void *alloc);
-  void (*buffer_requirements)(void *dev, uint64_t buffer, vk_memory_requirements *out);
-  vk_result (*allocate)(void *dev, const vk_memory_allocate_info *info, const void *alloc,
-                        uint64_t *out);
-  void (*free_memory)(void *dev, uint64_t memory, const void *alloc);
-  vk_result (*bind_image)(void *dev, uint64_t image, uint64_t memory, uint64_t offset);
-  vk_result (*bind_buffer)(void *dev, uint64_t buffer, uint64_t memory, uint64_t offset);
-  vk_result (*memory_fd_properties)(void *dev, int32_t handle_type, int fd,
-                                    vk_memory_fd_properties *out);
-  vk_void_fn modifier_properties; /* set when the device enabled VK_EXT_image_drm_format_modifier */
+  PFN_vkDestroyDevice destroy_device;
+  PFN_vkCreateImage create_image;
+  PFN_vkDestroyImage destroy_image;
+  PFN_vkGetImageMemoryRequirements image_requirements;
+  PFN_vkGetImageSubresourceLayout subresource_layout;
+  PFN_vkCreateBuffer create_buffer;
+  PFN_vkDestroyBuffer destroy_buffer;
+  PFN_vkGetBufferMemoryRequirements buffer_requirements;
+  PFN_vkAllocateMemory allocate;
+  PFN_vkFreeMemory free_memory;
+  PFN_vkBindImageMemory bind_image;
+  PFN_vkBindBufferMemory bind_buffer;
+  PFN_vkGetMemoryFdPropertiesKHR memory_fd_properties;
+  /* set when the device enabled VK_EXT_image_drm_format_modifier */
+  PFN_vkVoidFunction modifier_properties;
 } vk_device_fns;
 
 /* The caller's vkGetInstanceProcAddr, or the system loader's. */
@@ -199,8 +79,8 @@ static vk_proc_fn instance_proc_addr(gpures__op op, void *given, int *status) {
 }
 
 /* An entry point by its core name, else its KHR name (a Vulkan 1.0 instance has only those). */
-static vk_void_fn proc(vk_proc_fn get, void *owner, const char *name) {
-  vk_void_fn fn = get(owner, name);
+static PFN_vkVoidFunction proc(vk_proc_fn get, void *owner, const char *name) {
+  PFN_vkVoidFunction fn = get(owner, name);
   if (!fn) {
     char khr[96];
     snprintf(khr, sizeof khr, "%sKHR", name);
@@ -211,7 +91,7 @@ static vk_void_fn proc(vk_proc_fn get, void *owner, const char *name) {
 
 #define LOAD(get, owner, slot, name)                                                           \
   do {                                                                                         \
-    vk_void_fn fn_ = proc(get, owner, name);                                                   \
+    PFN_vkVoidFunction fn_ = proc(get, owner, name);                                           \
     if (!fn_) missing_name = missing_name ? missing_name : name;                               \
     memcpy(&(slot), &fn_, sizeof fn_);                                                         \
   } while (0)
@@ -252,7 +132,7 @@ static int load_device(gpures__op op, const vk_instance_fns *in, void *device, v
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "device", "the device has no %s", missing_name);
   /* Only a device that enabled the extension answers these (vkGetDeviceProcAddr gives NULL otherwise). */
   fn->modifier_properties = in->device_proc(device, "vkGetImageDrmFormatModifierPropertiesEXT");
-  vk_void_fn fd_props = in->device_proc(device, "vkGetMemoryFdPropertiesKHR");
+  PFN_vkVoidFunction fd_props = in->device_proc(device, "vkGetMemoryFdPropertiesKHR");
   if (!fd_props)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "device",
                         "the device was not created with VK_KHR_external_memory_fd");
@@ -262,20 +142,20 @@ static int load_device(gpures__op op, const vk_instance_fns *in, void *device, v
 
 /* ---------------------------------------------------------------- results */
 
-static int vk_fail(gpures__op op, const char *field, const char *what, vk_result r) {
+static int vk_fail(gpures__op op, const char *field, const char *what, VkResult r) {
   switch (r) {
-  case VK_E_OUT_OF_HOST_MEMORY:
-  case VK_E_OUT_OF_DEVICE_MEMORY:
+  case VK_ERROR_OUT_OF_HOST_MEMORY:
+  case VK_ERROR_OUT_OF_DEVICE_MEMORY:
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, field, "%s: VK_ERROR_OUT_OF_%s_MEMORY", what,
-                        r == VK_E_OUT_OF_HOST_MEMORY ? "HOST" : "DEVICE");
-  case VK_E_DEVICE_LOST:
+                        r == VK_ERROR_OUT_OF_HOST_MEMORY ? "HOST" : "DEVICE");
+  case VK_ERROR_DEVICE_LOST:
     return gpures__fail(op, GPURES_E_DEVICE_LOST, "device", "%s: VK_ERROR_DEVICE_LOST", what);
-  case VK_E_INVALID_EXTERNAL_HANDLE:
+  case VK_ERROR_INVALID_EXTERNAL_HANDLE:
     return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
                         "%s: VK_ERROR_INVALID_EXTERNAL_HANDLE (the driver refuses this fd)", what);
-  case VK_E_FORMAT_NOT_SUPPORTED:
+  case VK_ERROR_FORMAT_NOT_SUPPORTED:
     return gpures__fail(op, GPURES_E_UNSUPPORTED, field, "%s: VK_ERROR_FORMAT_NOT_SUPPORTED", what);
-  case VK_E_INVALID_DRM_LAYOUT:
+  case VK_ERROR_INVALID_DRM_FORMAT_MODIFIER_PLANE_LAYOUT_EXT:
     return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
                         "%s: VK_ERROR_INVALID_DRM_FORMAT_MODIFIER_PLANE_LAYOUT_EXT", what);
   default:
@@ -323,29 +203,30 @@ static const char *format_name(uint32_t format) {
 
 /* The aspect that names plane `plane` of an image of `num_planes` planes. */
 static uint32_t plane_aspect(uint32_t num_planes, uint32_t plane) {
-  return num_planes > 1 ? ASPECT_PLANE_0 << plane : ASPECT_COLOR;
+  return num_planes > 1 ? VK_IMAGE_ASPECT_PLANE_0_BIT << plane : VK_IMAGE_ASPECT_COLOR_BIT;
 }
 
 /* ------------------------------------------------------------ device info */
 
 static void fill_device_info(void *phys, const vk_instance_fns *fn, gpures_device_info *info) {
-  vk_id_properties id = {ST_PHYSICAL_DEVICE_ID_PROPERTIES, NULL, {0}, {0}, {0}, 0, 0};
-  vk_properties2 props;
+  VkPhysicalDeviceIDProperties id = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, NULL, {0}, {0},
+                                     {0}, 0, 0};
+  VkPhysicalDeviceProperties2 props;
   memset(&props, 0, sizeof props);
-  props.s_type = ST_PHYSICAL_DEVICE_PROPERTIES_2;
-  props.next = &id;
+  props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props.pNext = &id;
   fn->properties2(phys, &props);
   memset(info, 0, sizeof *info);
   info->struct_size = sizeof *info;
-  info->vendor_id = props.vendor_id;
-  info->device_id = props.device_id;
+  info->vendor_id = props.properties.vendorID;
+  info->device_id = props.properties.deviceID;
   info->id.kind = GPURES_DEVICE_VULKAN_UUID;
-  memcpy(info->id.bytes, id.device_uuid, 16);
-  if (id.luid_valid) {
+  memcpy(info->id.bytes, id.deviceUUID, 16);
+  if (id.deviceLUIDValid) {
     info->has_luid = 1;
-    memcpy(info->luid, id.device_luid, 8);
+    memcpy(info->luid, id.deviceLUID, 8);
   }
-  memcpy(info->name, props.name, sizeof info->name - 1);
+  memcpy(info->name, props.properties.deviceName, sizeof info->name - 1);
 }
 
 static int check_pointers(gpures__op op, void *instance, void *phys) {
@@ -376,48 +257,54 @@ typedef struct caps_probe {
   const vk_instance_fns *fn;
   bool dma_buf;            /* the device has VK_EXT_external_memory_dma_buf */
   bool modifiers;          /* ... and VK_EXT_image_drm_format_modifier */
-  void *device;            /* a device of our own to measure linear layouts on, or NULL */
+  VkDevice device;         /* a device of our own to measure linear layouts on, or NULL */
   vk_device_fns dev;
 } caps_probe;
 
-static bool has_extension(const char *name, const vk_extension *list, uint32_t n) {
+static bool has_extension(const char *name, const VkExtensionProperties *list, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
-    if (strncmp(list[i].name, name, sizeof list[i].name) == 0) return true;
+    if (strncmp(list[i].extensionName, name, sizeof list[i].extensionName) == 0) return true;
   return false;
 }
 
 static int probe_extensions(gpures__op op, caps_probe *p) {
   uint32_t n = 0;
-  vk_result r = p->fn->extensions(p->phys, NULL, &n, NULL);
-  if (r != VK_OK) return vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
-  vk_extension *list = gpures__alloc((n ? n : 1) * sizeof *list);
+  VkResult r = p->fn->extensions(p->phys, NULL, &n, NULL);
+  if (r != VK_SUCCESS)
+    return vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
+  VkExtensionProperties *list = gpures__alloc((n ? n : 1) * sizeof *list);
   if (!list) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for %u extensions", n);
   r = p->fn->extensions(p->phys, NULL, &n, list);
-  if (r == VK_OK || r == VK_MORE) {
+  if (r == VK_SUCCESS || r == VK_INCOMPLETE) {
     p->dma_buf = has_extension("VK_EXT_external_memory_dma_buf", list, n);
     p->modifiers = has_extension("VK_EXT_image_drm_format_modifier", list, n);
   }
   gpures__free(list);
-  return r == VK_OK || r == VK_MORE
+  return r == VK_SUCCESS || r == VK_INCOMPLETE
              ? GPURES_OK
              : vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
 }
 
 /* Whether `handle_type` memory can be imported as a (format, tiling, modifier) image; its limits. */
 static bool importable(const caps_probe *p, int32_t vk_format, int32_t tiling, uint64_t modifier,
-                       int32_t handle_type, vk_image_format_properties *limits) {
-  vk_modifier_format_info mod = {ST_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO, NULL,
-                                 modifier, SHARING_EXCLUSIVE, 0, NULL};
-  vk_external_format_info ext = {ST_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
-                                 tiling == TILING_DRM_MODIFIER ? &mod : NULL, handle_type};
-  vk_image_format_info info = {ST_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2, &ext, vk_format,
-                               IMAGE_TYPE_2D, tiling, IMAGE_USAGE_DEFAULT, 0};
-  vk_external_format_properties ext_out = {ST_EXTERNAL_IMAGE_FORMAT_PROPERTIES, NULL, 0, 0, 0};
+                       int32_t handle_type, VkImageFormatProperties2 *limits) {
+  VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT, NULL, modifier,
+      VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+  VkPhysicalDeviceExternalImageFormatInfo ext = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+      tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT ? &mod : NULL, handle_type};
+  VkPhysicalDeviceImageFormatInfo2 info = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                           &ext, vk_format, VK_IMAGE_TYPE_2D, tiling,
+                                           IMAGE_USAGE_DEFAULT, 0};
+  VkExternalImageFormatProperties ext_out = {VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES,
+                                             NULL, {0, 0, 0}};
   memset(limits, 0, sizeof *limits);
-  limits->s_type = ST_IMAGE_FORMAT_PROPERTIES_2;
-  limits->next = &ext_out;
-  if (p->fn->image_format_properties2(p->phys, &info, limits) != VK_OK) return false;
-  return (ext_out.features & FEATURE_IMPORTABLE) != 0;
+  limits->sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
+  limits->pNext = &ext_out;
+  if (p->fn->image_format_properties2(p->phys, &info, limits) != VK_SUCCESS) return false;
+  return (ext_out.externalMemoryProperties.externalMemoryFeatures &
+          VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
 }
 
 static uint32_t power_of_two_at_least(uint64_t v) {
@@ -436,19 +323,20 @@ static uint32_t linear_row_align(caps_probe *p, uint32_t format, int32_t vk_form
   if (!p->device) return 0;
   const gpures_pixel_format_info *pf = gpures_pixel_format_info_of(format);
   uint32_t w = 2, h = 2; /* every subsampled format's smallest whole block */
-  vk_image_create_info ci = {ST_IMAGE_CREATE_INFO, NULL, 0, IMAGE_TYPE_2D, vk_format, {w, h, 1},
-                             1, 1, SAMPLES_1, TILING_LINEAR, IMAGE_USAGE_DEFAULT,
-                             SHARING_EXCLUSIVE, 0, NULL, 0};
+  VkImageCreateInfo ci = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL, 0, VK_IMAGE_TYPE_2D,
+                          vk_format, {w, h, 1}, 1, 1, VK_SAMPLE_COUNT_1_BIT,
+                          VK_IMAGE_TILING_LINEAR, IMAGE_USAGE_DEFAULT, VK_SHARING_MODE_EXCLUSIVE,
+                          0, NULL, 0};
   uint64_t image = 0;
-  if (p->dev.create_image(p->device, &ci, NULL, &image) != VK_OK) return 0;
-  vk_memory_requirements reqs;
+  if (p->dev.create_image(p->device, &ci, NULL, &image) != VK_SUCCESS) return 0;
+  VkMemoryRequirements reqs;
   p->dev.image_requirements(p->device, image, &reqs);
   uint64_t align = reqs.alignment;
   for (uint32_t i = 0; i < pf->num_planes; i++) {
-    vk_image_subresource sub = {plane_aspect(pf->num_planes, i), 0, 0};
-    vk_subresource_layout layout;
+    VkImageSubresource sub = {plane_aspect(pf->num_planes, i), 0, 0};
+    VkSubresourceLayout layout;
     p->dev.subresource_layout(p->device, image, &sub, &layout);
-    if (layout.row_pitch > align) align = layout.row_pitch;
+    if (layout.rowPitch > align) align = layout.rowPitch;
   }
   p->dev.destroy_image(p->device, image, NULL);
   return power_of_two_at_least(align);
@@ -457,9 +345,11 @@ static uint32_t linear_row_align(caps_probe *p, uint32_t format, int32_t vk_form
 /* A device with no extensions, only to create (never bind) images on; NULL when none can be made. */
 static void open_probe_device(caps_probe *p) {
   float priority = 1.0f;
-  vk_queue_create_info queue = {ST_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &priority};
-  vk_device_create_info info = {ST_DEVICE_CREATE_INFO, NULL, 0, 1, &queue, 0, NULL, 0, NULL, NULL};
-  if (p->fn->create_device(p->phys, &info, NULL, &p->device) != VK_OK) {
+  VkDeviceQueueCreateInfo queue = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1,
+                                   &priority};
+  VkDeviceCreateInfo info = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &queue, 0, NULL, 0,
+                             NULL, NULL};
+  if (p->fn->create_device(p->phys, &info, NULL, &p->device) != VK_SUCCESS) {
     p->device = NULL;
     return;
   }
@@ -479,34 +369,41 @@ static void open_probe_device(caps_probe *p) {
 static void format_rows(caps_probe *p, uint32_t format, gpures_format_cap *out,
                         uint32_t capacity, uint32_t *count) {
   int32_t vk_format = vk_format_of(format);
-  vk_modifier_properties mods[64];
-  vk_modifier_list list = {ST_DRM_FORMAT_MODIFIER_PROPERTIES_LIST, NULL, 0, NULL};
-  vk_format_properties props = {ST_FORMAT_PROPERTIES_2, p->modifiers ? &list : NULL, 0, 0, 0};
+  VkDrmFormatModifierPropertiesEXT mods[64];
+  VkDrmFormatModifierPropertiesListEXT list = {
+      VK_STRUCTURE_TYPE_DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT, NULL, 0, NULL};
+  VkFormatProperties2 props = {VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, p->modifiers ? &list : NULL,
+                               {0, 0, 0}};
   uint32_t n = 1;
-  mods[0].modifier = GPURES_MODIFIER_LINEAR;
+  mods[0].drmFormatModifier = GPURES_MODIFIER_LINEAR;
   if (p->modifiers) {
     p->fn->format_properties2(p->phys, vk_format, &props);
-    list.count = list.count < GPURES__LEN(mods) ? list.count : (uint32_t)GPURES__LEN(mods);
-    list.modifiers = mods;
+    if (list.drmFormatModifierCount > GPURES__LEN(mods))
+      list.drmFormatModifierCount = (uint32_t)GPURES__LEN(mods);
+    list.pDrmFormatModifierProperties = mods;
     p->fn->format_properties2(p->phys, vk_format, &props);
-    n = list.count;
+    n = list.drmFormatModifierCount;
   }
   for (uint32_t i = 0; i < n; i++) {
-    uint64_t modifier = mods[i].modifier;
-    int32_t tiling = p->modifiers ? TILING_DRM_MODIFIER : TILING_LINEAR;
-    vk_image_format_properties limits, opaque_limits;
+    uint64_t modifier = mods[i].drmFormatModifier;
+    int32_t tiling =
+        p->modifiers ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT : VK_IMAGE_TILING_LINEAR;
+    VkImageFormatProperties2 limits, opaque_limits;
     uint32_t memory = 0;
-    if (p->dma_buf && importable(p, vk_format, tiling, modifier, HANDLE_DMA_BUF, &limits))
+    if (p->dma_buf && importable(p, vk_format, tiling, modifier,
+                                 VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, &limits))
       memory |= GPURES_MEMORY_DMA_BUF;
     /* An opaque fd carries no modifier: its images are linear here. */
     if (modifier == GPURES_MODIFIER_LINEAR &&
-        importable(p, vk_format, TILING_LINEAR, 0, HANDLE_OPAQUE_FD, &opaque_limits)) {
+        importable(p, vk_format, VK_IMAGE_TILING_LINEAR, 0,
+                   VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, &opaque_limits)) {
       if (!memory) limits = opaque_limits;
       memory |= GPURES_MEMORY_OPAQUE_FD;
     }
     if (!memory) continue;
-    gpures_format_cap cap = {format, memory, modifier, limits.max_extent.width,
-                             limits.max_extent.height, linear_row_align(p, format, vk_format), 0};
+    VkExtent3D max = limits.imageFormatProperties.maxExtent;
+    gpures_format_cap cap = {format, memory, modifier, max.width, max.height,
+                             linear_row_align(p, format, vk_format), 0};
     gpures__caps_put(out, capacity, count, &cap);
   }
 }
@@ -562,56 +459,63 @@ static void free_import(void *state, void *payload) {
 static void destroy_api(void *state) { gpures__free(state); }
 
 /* Refuses a format, tiling or modifier the device cannot import, and an extent past its limits. */
-static int check_image_support(gpures__op op, vk_api *vk, const vk_image_create_info *ci,
+static int check_image_support(gpures__op op, vk_api *vk, const VkImageCreateInfo *ci,
                                uint64_t modifier, int32_t handle_type, uint32_t format) {
-  vk_modifier_format_info mod = {ST_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO, NULL,
-                                 modifier, SHARING_EXCLUSIVE, 0, NULL};
-  vk_external_format_info ext = {ST_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
-                                 ci->tiling == TILING_DRM_MODIFIER ? &mod : NULL, handle_type};
-  vk_image_format_info info = {ST_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2, &ext, ci->format,
-                               IMAGE_TYPE_2D, ci->tiling, ci->usage, ci->flags};
-  vk_external_format_properties ext_out = {ST_EXTERNAL_IMAGE_FORMAT_PROPERTIES, NULL, 0, 0, 0};
-  vk_image_format_properties props;
+  VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT, NULL, modifier,
+      VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+  VkPhysicalDeviceExternalImageFormatInfo ext = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+      ci->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT ? &mod : NULL, handle_type};
+  VkPhysicalDeviceImageFormatInfo2 info = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                           &ext, ci->format, VK_IMAGE_TYPE_2D, ci->tiling,
+                                           ci->usage, ci->flags};
+  VkExternalImageFormatProperties ext_out = {VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES,
+                                             NULL, {0, 0, 0}};
+  VkImageFormatProperties2 props;
   memset(&props, 0, sizeof props);
-  props.s_type = ST_IMAGE_FORMAT_PROPERTIES_2;
-  props.next = &ext_out;
-  vk_result r = vk->in.image_format_properties2(vk->physical_device, &info, &props);
-  bool by_modifier = ci->tiling == TILING_DRM_MODIFIER;
-  if (r == VK_E_FORMAT_NOT_SUPPORTED || (r == VK_OK && !(ext_out.features & FEATURE_IMPORTABLE)))
+  props.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
+  props.pNext = &ext_out;
+  VkResult r = vk->in.image_format_properties2(vk->physical_device, &info, &props);
+  bool by_modifier = ci->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT;
+  bool importable_ = ext_out.externalMemoryProperties.externalMemoryFeatures &
+                     VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+  if (r == VK_ERROR_FORMAT_NOT_SUPPORTED || (r == VK_SUCCESS && !importable_))
     return gpures__fail(op, GPURES_E_UNSUPPORTED, by_modifier ? "modifier" : "format",
                         "the device cannot import %s %s images (VkFormat %d) with usage 0x%x%s",
                         format_name(format), by_modifier ? "modifier-tiled" : "linear",
                         (int)ci->format, ci->usage,
                         by_modifier ? " and this modifier" : "");
-  if (r != VK_OK) return vk_fail(op, "format", "vkGetPhysicalDeviceImageFormatProperties2", r);
-  if (ci->extent.width > props.max_extent.width || ci->extent.height > props.max_extent.height)
+  if (r != VK_SUCCESS) return vk_fail(op, "format", "vkGetPhysicalDeviceImageFormatProperties2", r);
+  VkExtent3D max = props.imageFormatProperties.maxExtent;
+  if (ci->extent.width > max.width || ci->extent.height > max.height)
     return gpures__fail(op, GPURES_E_INVALID_VALUE,
-                        ci->extent.width > props.max_extent.width ? "width" : "height",
+                        ci->extent.width > max.width ? "width" : "height",
                         "%ux%u is past the device's %ux%u for %s", ci->extent.width,
-                        ci->extent.height, props.max_extent.width, props.max_extent.height,
-                        format_name(format));
+                        ci->extent.height, max.width, max.height, format_name(format));
   return GPURES_OK;
 }
 
-static int create_image(gpures__op op, vk_api *vk, vk_image_create_info *ci, uint64_t modifier,
+static int create_image(gpures__op op, vk_api *vk, VkImageCreateInfo *ci, uint64_t modifier,
                         int32_t handle_type, uint32_t format, uint64_t *out) {
   int status = check_image_support(op, vk, ci, modifier, handle_type, format);
   if (status != GPURES_OK) return status;
-  vk_result r = vk->fn.create_image(vk->device, ci, NULL, out);
-  if (r != VK_OK) return *out = 0, vk_fail(op, "planes", "vkCreateImage", r);
+  VkResult r = vk->fn.create_image(vk->device, ci, NULL, out);
+  if (r != VK_SUCCESS) return *out = 0, vk_fail(op, "planes", "vkCreateImage", r);
   return GPURES_OK;
 }
 
 /* Imports a dup of `fd` (Vulkan owns it on success; closed here on failure). */
 static int import_memory(gpures__op op, vk_api *vk, const char *field, int fd, int32_t handle_type,
-                         uint64_t size, uint32_t type, const vk_dedicated_info *dedicated,
-                         uint64_t *out) {
+                         uint64_t size, uint32_t type,
+                         const VkMemoryDedicatedAllocateInfo *dedicated, uint64_t *out) {
   int dup = gpures__fd_dup(fd);
   if (dup < 0) return gpures__os_fail(op, field, "dup", errno);
-  vk_import_fd_info import = {ST_IMPORT_MEMORY_FD_INFO, dedicated, handle_type, dup};
-  vk_memory_allocate_info info = {ST_MEMORY_ALLOCATE_INFO, &import, size, type};
-  vk_result r = vk->fn.allocate(vk->device, &info, NULL, out);
-  if (r != VK_OK) {
+  VkImportMemoryFdInfoKHR import = {VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, dedicated,
+                                    handle_type, dup};
+  VkMemoryAllocateInfo info = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &import, size, type};
+  VkResult r = vk->fn.allocate(vk->device, &info, NULL, out);
+  if (r != VK_SUCCESS) {
     close(dup);
     *out = 0;
     return vk_fail(op, field, "vkAllocateMemory (import)", r);
@@ -626,12 +530,13 @@ static uint32_t lowest_bit(uint32_t bits) {
 }
 
 static int create_buffer(gpures__op op, vk_api *vk, int32_t handle_type, uint64_t size,
-                         uint64_t *out, vk_memory_requirements *reqs) {
-  vk_external_create_info ext = {ST_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, NULL, (uint32_t)handle_type};
-  vk_buffer_create_info ci = {ST_BUFFER_CREATE_INFO, &ext, 0, size, vk->buffer_usage,
-                              SHARING_EXCLUSIVE, 0, NULL};
-  vk_result r = vk->fn.create_buffer(vk->device, &ci, NULL, out);
-  if (r != VK_OK) return *out = 0, vk_fail(op, "size", "vkCreateBuffer", r);
+                         uint64_t *out, VkMemoryRequirements *reqs) {
+  VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          NULL, (uint32_t)handle_type};
+  VkBufferCreateInfo ci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &ext, 0, size, vk->buffer_usage,
+                           VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+  VkResult r = vk->fn.create_buffer(vk->device, &ci, NULL, out);
+  if (r != VK_SUCCESS) return *out = 0, vk_fail(op, "size", "vkCreateBuffer", r);
   vk->fn.buffer_requirements(vk->device, *out, reqs);
   return GPURES_OK;
 }
@@ -642,17 +547,17 @@ static int create_buffer(gpures__op op, vk_api *vk, int32_t handle_type, uint64_
 static int check_linear_strides(gpures__op op, vk_api *vk, uint64_t image,
                                 const gpures_dma_buf_handle_desc *d) {
   for (uint32_t i = 0; i < d->num_planes; i++) {
-    vk_image_subresource sub = {plane_aspect(d->num_planes, i), 0, 0};
-    vk_subresource_layout layout;
+    VkImageSubresource sub = {plane_aspect(d->num_planes, i), 0, 0};
+    VkSubresourceLayout layout;
     vk->fn.subresource_layout(vk->device, image, &sub, &layout);
-    if (layout.row_pitch != d->planes[i].stride) {
+    if (layout.rowPitch != d->planes[i].stride) {
       char field[32];
       snprintf(field, sizeof field, "planes[%u].stride", i);
       return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
                           "the device lays out linear rows of this plane %llu bytes apart, not %u "
                           "(without VK_EXT_image_drm_format_modifier the layout must be the "
                           "driver's; negotiate the row alignment with vulkanCaps)",
-                          (unsigned long long)layout.row_pitch, d->planes[i].stride);
+                          (unsigned long long)layout.rowPitch, d->planes[i].stride);
     }
   }
   return GPURES_OK;
@@ -662,8 +567,8 @@ static int check_linear_strides(gpures__op op, vk_api *vk, uint64_t image,
 static int check_linear_offsets(gpures__op op, vk_api *vk, uint64_t image,
                                 const gpures_dma_buf_handle_desc *d) {
   for (uint32_t i = 1; i < d->num_planes; i++) {
-    vk_image_subresource sub = {plane_aspect(d->num_planes, i), 0, 0};
-    vk_subresource_layout layout;
+    VkImageSubresource sub = {plane_aspect(d->num_planes, i), 0, 0};
+    VkSubresourceLayout layout;
     vk->fn.subresource_layout(vk->device, image, &sub, &layout);
     uint64_t want = (uint64_t)d->planes[i].offset - d->planes[0].offset;
     if (d->planes[i].offset < d->planes[0].offset || layout.offset != want) {
@@ -680,34 +585,37 @@ static int check_linear_offsets(gpures__op op, vk_api *vk, uint64_t image,
 
 static int dma_buf_image(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_desc *d,
                          vk_import *im, uint32_t format) {
-  vk_subresource_layout explicit_planes[4];
+  VkSubresourceLayout explicit_planes[4];
   memset(explicit_planes, 0, sizeof explicit_planes);
   for (uint32_t i = 0; i < d->num_planes; i++) {
     explicit_planes[i].offset = d->planes[i].offset;
-    explicit_planes[i].row_pitch = d->planes[i].stride;
+    explicit_planes[i].rowPitch = d->planes[i].stride;
   }
   bool by_modifier = vk->fn.modifier_properties != NULL;
-  vk_modifier_explicit_info modifier = {ST_IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO, NULL,
-                                        d->modifier, d->num_planes, explicit_planes};
-  vk_external_create_info ext = {ST_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
-                                 by_modifier ? &modifier : NULL, HANDLE_DMA_BUF};
-  vk_image_create_info ci = {ST_IMAGE_CREATE_INFO, &ext, 0, IMAGE_TYPE_2D, im->vk_format,
-                             {d->width, d->height, 1}, 1, 1, SAMPLES_1,
-                             by_modifier ? TILING_DRM_MODIFIER : TILING_LINEAR, vk->image_usage,
-                             SHARING_EXCLUSIVE, 0, NULL, 0};
+  VkImageDrmFormatModifierExplicitCreateInfoEXT modifier = {
+      VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT, NULL, d->modifier,
+      d->num_planes, explicit_planes};
+  VkExternalMemoryImageCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+                                         by_modifier ? &modifier : NULL,
+                                         VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+  int32_t tiling = by_modifier ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT : VK_IMAGE_TILING_LINEAR;
+  VkImageCreateInfo ci = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, &ext, 0, VK_IMAGE_TYPE_2D,
+                          im->vk_format, {d->width, d->height, 1}, 1, 1, VK_SAMPLE_COUNT_1_BIT,
+                          tiling, vk->image_usage, VK_SHARING_MODE_EXCLUSIVE, 0, NULL, 0};
   if (!by_modifier && d->modifier != GPURES_MODIFIER_LINEAR)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "modifier",
                         "modifier 0x%llx needs VK_EXT_image_drm_format_modifier, which the device "
                         "did not enable; it takes LINEAR only",
                         (unsigned long long)d->modifier);
-  int status = create_image(op, vk, &ci, d->modifier, HANDLE_DMA_BUF, format, &im->image);
+  int status = create_image(op, vk, &ci, d->modifier, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+                            format, &im->image);
   if (status == GPURES_OK && !by_modifier) status = check_linear_strides(op, vk, im->image, d);
   return status;
 }
 
 static int bind_dma_buf_image(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_desc *d,
                               vk_import *im) {
-  vk_memory_requirements reqs;
+  VkMemoryRequirements reqs;
   vk->fn.image_requirements(vk->device, im->image, &reqs);
   /* Explicit modifier layouts carry absolute plane offsets; a linear image starts at plane 0. */
   uint64_t at = vk->fn.modifier_properties ? 0 : d->planes[0].offset;
@@ -720,8 +628,8 @@ static int bind_dma_buf_image(gpures__op op, vk_api *vk, const gpures_dma_buf_ha
                         "the image needs %llu bytes from offset %llu; the fd has %llu",
                         (unsigned long long)reqs.size, (unsigned long long)at,
                         (unsigned long long)im->size);
-  vk_result r = vk->fn.bind_image(vk->device, im->image, im->memories[0], at);
-  if (r != VK_OK) return vk_fail(op, "planes[0].offset", "vkBindImageMemory", r);
+  VkResult r = vk->fn.bind_image(vk->device, im->image, im->memories[0], at);
+  if (r != VK_SUCCESS) return vk_fail(op, "planes[0].offset", "vkBindImageMemory", r);
   return vk->fn.modifier_properties ? GPURES_OK : check_linear_offsets(op, vk, im->image, d);
 }
 
@@ -733,16 +641,17 @@ static int dma_buf_memory(gpures__op op, vk_api *vk, const gpures_dma_buf_handle
   int64_t size = gpures__fd_size(d->fds[i]);
   if (size <= 0)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, field, "the fd's size cannot be read");
-  vk_memory_fd_properties props = {ST_MEMORY_FD_PROPERTIES, NULL, 0};
-  vk_result r = vk->fn.memory_fd_properties(vk->device, HANDLE_DMA_BUF, d->fds[i], &props);
-  if (r != VK_OK) return vk_fail(op, field, "vkGetMemoryFdPropertiesKHR", r);
-  uint32_t bits = props.memory_type_bits & image_bits;
+  VkMemoryFdPropertiesKHR props = {VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR, NULL, 0};
+  VkResult r = vk->fn.memory_fd_properties(
+      vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, d->fds[i], &props);
+  if (r != VK_SUCCESS) return vk_fail(op, field, "vkGetMemoryFdPropertiesKHR", r);
+  uint32_t bits = props.memoryTypeBits & image_bits;
   if (!bits)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, field,
                         "no memory type holds both this dma-buf (0x%x) and the image (0x%x)",
-                        props.memory_type_bits, image_bits);
-  int status = import_memory(op, vk, field, d->fds[i], HANDLE_DMA_BUF, (uint64_t)size,
-                             lowest_bit(bits), NULL, &im->memories[i]);
+                        props.memoryTypeBits, image_bits);
+  int status = import_memory(op, vk, field, d->fds[i], VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+                             (uint64_t)size, lowest_bit(bits), NULL, &im->memories[i]);
   if (status == GPURES_OK) im->num_memories = i + 1;
   if (i == 0) im->size = (uint64_t)size;
   return status;
@@ -771,19 +680,20 @@ static int make_dma_buf(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_d
   }
   uint32_t image_bits = UINT32_MAX;
   if (im->image) {
-    vk_memory_requirements reqs;
+    VkMemoryRequirements reqs;
     vk->fn.image_requirements(vk->device, im->image, &reqs);
-    image_bits = reqs.memory_type_bits;
+    image_bits = reqs.memoryTypeBits;
   }
   for (uint32_t i = 0; i < d->num_fds && status == GPURES_OK; i++)
     status = dma_buf_memory(op, vk, d, i, i == 0 ? image_bits : UINT32_MAX, im);
   if (status == GPURES_OK && im->image) status = bind_dma_buf_image(op, vk, d, im);
   if (status == GPURES_OK && (vk->flags & GPURES_VK_IMPORT_BUFFER)) {
-    vk_memory_requirements reqs;
-    status = create_buffer(op, vk, HANDLE_DMA_BUF, im->size, &im->buffer, &reqs);
+    VkMemoryRequirements reqs;
+    status = create_buffer(op, vk, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, im->size,
+                           &im->buffer, &reqs);
     if (status == GPURES_OK) {
-      vk_result r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
-      if (r != VK_OK) status = vk_fail(op, "fds[0]", "vkBindBufferMemory", r);
+      VkResult r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
+      if (r != VK_SUCCESS) status = vk_fail(op, "fds[0]", "vkBindBufferMemory", r);
     }
   }
   im->offset = want_image ? d->planes[0].offset : 0;
@@ -798,20 +708,23 @@ static int opaque_image(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_des
   if (!im->vk_format)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "format", "%s has no VkFormat",
                         format_name(d->format));
-  vk_external_create_info ext = {ST_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, NULL, HANDLE_OPAQUE_FD};
+  VkExternalMemoryImageCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, NULL,
+                                         VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
   /* An opaque fd carries no tiling: an image exported for sharing is linear (as the export was). */
-  vk_image_create_info ci = {ST_IMAGE_CREATE_INFO, &ext, 0, IMAGE_TYPE_2D, im->vk_format,
-                             {d->width, d->height, 1}, 1, 1, SAMPLES_1, TILING_LINEAR,
-                             vk->image_usage, SHARING_EXCLUSIVE, 0, NULL, 0};
-  return create_image(op, vk, &ci, 0, HANDLE_OPAQUE_FD, d->format, &im->image);
+  VkImageCreateInfo ci = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, &ext, 0, VK_IMAGE_TYPE_2D,
+                          im->vk_format, {d->width, d->height, 1}, 1, 1, VK_SAMPLE_COUNT_1_BIT,
+                          VK_IMAGE_TILING_LINEAR, vk->image_usage, VK_SHARING_MODE_EXCLUSIVE, 0,
+                          NULL, 0};
+  return create_image(op, vk, &ci, 0, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, d->format,
+                      &im->image);
 }
 
-static int check_fits(gpures__op op, const char *field, const vk_memory_requirements *reqs,
+static int check_fits(gpures__op op, const char *field, const VkMemoryRequirements *reqs,
                       uint64_t at, uint64_t size, uint32_t type) {
-  if (!(reqs->memory_type_bits & (1u << type)))
+  if (!(reqs->memoryTypeBits & (1u << type)))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "memoryTypeIndex",
                         "memory type %u cannot hold it (types 0x%x can)", type,
-                        reqs->memory_type_bits);
+                        reqs->memoryTypeBits);
   if (reqs->alignment > 1 && at % reqs->alignment)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
                         "%llu is not a multiple of the %llu bytes the device aligns to",
@@ -828,14 +741,14 @@ static int check_fits(gpures__op op, const char *field, const vk_memory_requirem
 static int check_opaque_pitch(gpures__op op, vk_api *vk, uint64_t image,
                               const gpures_vk_opaque_fd_desc *d) {
   if (!d->row_pitch) return GPURES_OK;
-  vk_image_subresource sub = {plane_aspect(gpures_pixel_format_info_of(d->format)->num_planes, 0),
+  VkImageSubresource sub = {plane_aspect(gpures_pixel_format_info_of(d->format)->num_planes, 0),
                               0, 0};
-  vk_subresource_layout layout;
+  VkSubresourceLayout layout;
   vk->fn.subresource_layout(vk->device, image, &sub, &layout);
-  if (layout.row_pitch == d->row_pitch) return GPURES_OK;
+  if (layout.rowPitch == d->row_pitch) return GPURES_OK;
   return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowPitch",
                       "the device lays out linear rows %llu bytes apart, not %u",
-                      (unsigned long long)layout.row_pitch, d->row_pitch);
+                      (unsigned long long)layout.rowPitch, d->row_pitch);
 }
 
 static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc *d,
@@ -849,7 +762,7 @@ static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "memoryTypeIndex",
                         "%u is not a memory type index", d->memory_type_index);
   int status = GPURES_OK;
-  vk_memory_requirements image_reqs, buffer_reqs;
+  VkMemoryRequirements image_reqs, buffer_reqs;
   if ((vk->flags & GPURES_VK_IMPORT_IMAGE) &&
       (status = opaque_image(op, vk, d, im)) == GPURES_OK) {
     vk->fn.image_requirements(vk->device, im->image, &image_reqs);
@@ -857,21 +770,23 @@ static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc
     if (status == GPURES_OK) status = check_opaque_pitch(op, vk, im->image, d);
   }
   if (status == GPURES_OK && want_buffer &&
-      (status = create_buffer(op, vk, HANDLE_OPAQUE_FD, d->size, &im->buffer, &buffer_reqs)) ==
-          GPURES_OK)
+      (status = create_buffer(op, vk, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, d->size,
+                              &im->buffer, &buffer_reqs)) == GPURES_OK)
     status = check_fits(op, "size", &buffer_reqs, 0, d->size, d->memory_type_index);
   if (status != GPURES_OK) return status;
-  vk_dedicated_info dedicated = {ST_MEMORY_DEDICATED_ALLOCATE_INFO, NULL, im->image, 0};
-  status = import_memory(op, vk, "fd", d->fd, HANDLE_OPAQUE_FD, d->size, d->memory_type_index,
-                         d->dedicated ? &dedicated : NULL, &im->memories[0]);
+  VkMemoryDedicatedAllocateInfo dedicated = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+                                             NULL, im->image, 0};
+  status = import_memory(op, vk, "fd", d->fd, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, d->size,
+                         d->memory_type_index, d->dedicated ? &dedicated : NULL, &im->memories[0]);
   if (status != GPURES_OK) return status;
   im->num_memories = 1;
   im->size = d->size;
   im->offset = d->offset;
-  vk_result r = VK_OK;
+  VkResult r = VK_SUCCESS;
   if (im->image) r = vk->fn.bind_image(vk->device, im->image, im->memories[0], d->offset);
-  if (r == VK_OK && im->buffer) r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
-  return r == VK_OK ? GPURES_OK : vk_fail(op, "offset", "binding the imported memory", r);
+  if (r == VK_SUCCESS && im->buffer)
+    r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
+  return r == VK_SUCCESS ? GPURES_OK : vk_fail(op, "offset", "binding the imported memory", r);
 }
 
 static int make_import(void *state, gpures__op op, const gpures__frame *frame, void *payload) {

@@ -1,14 +1,14 @@
 /* cpu.c: CpuBytes, CpuPlanes and CpuSharedSlot. */
 #include <stdio.h>
 
-#include "../internal.h"
+#include "rows.h"
 
 #define T gpures_cpu_bytes_desc
 static const gpures_field_info cpu_bytes_fields[] = {
   GPURES__ROW(T, ptr, "ptr", GPURES_FIELD_PTR, GPURES_E_NULL_POINTER, GPURES_FIELD_DEVICE(GPURES_DEVICE_CPU), "address of the first byte"),
-  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
+  GPURES__SIZE_ROW(T),
   GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, 0, "bytes per row of plane 0"),
-  GPURES__ENUM_ROW(T, format, "format", GPURES_ENUM_PIXEL_FORMAT, "pixel format"),
+  GPURES__PIXEL_FORMAT_ROW(T),
   GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels, with height"),
   GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "height in pixels, with width"),
 };
@@ -37,7 +37,7 @@ GPURES__VARIANT(cpu_bytes, cpu_bytes_fields, validate_cpu_bytes);
 
 #define T gpures_cpu_planes_desc
 static const gpures_field_info cpu_planes_fields[] = {
-  GPURES__ENUM_ROW(T, format, "format", GPURES_ENUM_PIXEL_FORMAT, "pixel format"),
+  GPURES__PIXEL_FORMAT_ROW(T),
   GPURES__COUNT_ROW(T, num_planes, "planes", 4, GPURES_E_INVALID_VALUE, "number of planes"),
   GPURES__STRUCT_ARRAY_ROW_F(T, planes, data, num_planes, "planes[].data", GPURES_FIELD_PTR, GPURES_E_NULL_POINTER, GPURES_FIELD_DEVICE(GPURES_DEVICE_CPU), "address of the plane"),
   GPURES__STRUCT_ARRAY_ROW(T, planes, size, num_planes, "planes[].size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, "bytes"),
@@ -89,9 +89,9 @@ GPURES__VARIANT(cpu_planes, cpu_planes_fields, validate_cpu_planes);
 
 #define T gpures_cpu_shared_slot_desc
 static const gpures_field_info cpu_shared_slot_fields[] = {
-  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
-  GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, 0, "bytes per row"),
-  GPURES__ENUM_ROW(T, format, "format", GPURES_ENUM_PIXEL_FORMAT, "pixel format"),
+  GPURES__SIZE_ROW(T),
+  GPURES__ROW_PITCH_ROW(T),
+  GPURES__PIXEL_FORMAT_ROW(T),
 };
 GPURES__VARIANT(cpu_shared_slot, cpu_shared_slot_fields, NULL);
 #undef T

@@ -1,5 +1,5 @@
 /* cuda.c: CudaPtr2D, CudaBufferHandle and CudaSurface. */
-#include "../internal.h"
+#include "rows.h"
 
 #define UUID_ROW(T) \
   GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "cuDeviceGetUuid of the owning device")
@@ -25,7 +25,7 @@ GPURES__VARIANT(cuda_ptr_2d, cuda_ptr_2d_fields, validate_cuda_ptr_2d);
 #define T gpures_cuda_buffer_handle_desc
 static const gpures_field_info cuda_buffer_handle_fields[] = {
   GPURES__ROW(T, ptr, "ptr", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUdeviceptr"),
-  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
+  GPURES__SIZE_ROW(T),
   UUID_ROW(T),
 };
 GPURES__VARIANT(cuda_buffer_handle, cuda_buffer_handle_fields, NULL);

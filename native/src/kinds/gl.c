@@ -1,5 +1,5 @@
 /* gl.c: GlTextureHandle and GlBufferHandle. */
-#include "../internal.h"
+#include "rows.h"
 
 #define T gpures_gl_texture_handle_desc
 static const gpures_field_info gl_texture_handle_fields[] = {
@@ -7,7 +7,7 @@ static const gpures_field_info gl_texture_handle_fields[] = {
   GPURES__ENUM_ROW(T, target, "target", GPURES_ENUM_GL_TEXTURE_TARGET, "GL texture target"),
   GPURES__ENUM_ROW(T, internal_format, "internalFormat", GPURES_ENUM_GL_INTERNAL_FORMAT, "GL sized internal format"),
   GPURES__ROW(T, context, "context", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "GL context; absent means the current one"),
-  GPURES__GROUP_ROW(T, share_group, "shareGroup", GPURES_FIELD_U64, GPURES_HAS_SHARE_GROUP, "share group id"),
+  GPURES__SHARE_GROUP_ROW(T),
 };
 GPURES__VARIANT(gl_texture_handle, gl_texture_handle_fields, NULL);
 #undef T
@@ -16,9 +16,9 @@ GPURES__VARIANT(gl_texture_handle, gl_texture_handle_fields, NULL);
 static const gpures_field_info gl_buffer_handle_fields[] = {
   GPURES__ROW(T, name, "name", GPURES_FIELD_U32, GPURES_E_NULL_HANDLE, 0, "GL buffer name"),
   GPURES__ENUM_ROW(T, target, "target", GPURES_ENUM_GL_BUFFER_TARGET, "GL buffer target"),
-  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
+  GPURES__SIZE_ROW(T),
   GPURES__ROW(T, context, "context", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "GL context; absent means the current one"),
-  GPURES__GROUP_ROW(T, share_group, "shareGroup", GPURES_FIELD_U64, GPURES_HAS_SHARE_GROUP, "share group id"),
+  GPURES__SHARE_GROUP_ROW(T),
 };
 GPURES__VARIANT(gl_buffer_handle, gl_buffer_handle_fields, NULL);
 #undef T

@@ -5,7 +5,7 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "rows.h"
 
 /* An fd the kernel names as another kind of fence (or none) is refused; UNKNOWN passes. */
 static int check_fence_fd(gpures__op op, int fd, int want) {
@@ -33,7 +33,7 @@ static const gpures_field_info vk_semaphore_fields[] = {
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice that owns it; needed for host waits"),
   GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE, "binary or timeline"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished"),
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
+  GPURES__VULKAN_UUID_ROW(T),
 };
 
 static int validate_vk_semaphore(gpures__op op, const void *desc) {
@@ -68,8 +68,7 @@ GPURES__VARIANT(vk_semaphore_fd, vk_semaphore_fd_fields, validate_vk_semaphore_f
 static const gpures_field_info d3d12_fence_fields[] = {
   GPURES__ROW(T, fence, "fence", GPURES_FIELD_PTR, GPURES_E_NULL_HANDLE, 0, "ID3D12Fence*"),
   GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "fence value that means finished"),
-  GPURES__DEVICE_ROW(T, luid.high, "luid.high", GPURES_FIELD_I32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, high part"),
-  GPURES__DEVICE_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID, GPURES_DEVICE_DXGI_LUID, "adapter LUID, low part"),
+  GPURES__LUID_ROWS(T),
 };
 GPURES__VARIANT(d3d12_fence, d3d12_fence_fields, NULL);
 #undef T

@@ -1,5 +1,5 @@
 /* vulkan.c: VkImage, VkBufferHandle and VkOpaqueFd. */
-#include "../internal.h"
+#include "rows.h"
 
 #define T gpures_vk_image_desc
 static const gpures_field_info vk_image_fields[] = {
@@ -7,13 +7,12 @@ static const gpures_field_info vk_image_fields[] = {
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice; absent for a trusted import"),
   GPURES__ROW(T, instance, "instance", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkInstance"),
   GPURES__ROW(T, physical_device, "physicalDevice", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkPhysicalDevice"),
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
-  GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, 0, "bytes per row"),
+  GPURES__VULKAN_UUID_ROW(T),
+  GPURES__ROW_PITCH_ROW(T),
   GPURES__ROW(T, vk_format, "vkFormat", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "VkFormat"),
   GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels"),
   GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "height in pixels"),
-  GPURES__GROUP_ROW(T, slot_release.gate, "slotRelease.gate", GPURES_FIELD_PTR, GPURES_HAS_SLOT_RELEASE, "address of the producer's 64-bit gate"),
-  GPURES__GROUP_ROW(T, slot_release.value, "slotRelease.value", GPURES_FIELD_U64, GPURES_HAS_SLOT_RELEASE, "value slotRelease() stores into the gate"),
+  GPURES__SLOT_RELEASE_ROWS(T),
 };
 
 static int validate_vk_image(gpures__op op, const void *desc) {
@@ -28,8 +27,8 @@ GPURES__VARIANT(vk_image, vk_image_fields, validate_vk_image);
 static const gpures_field_info vk_buffer_handle_fields[] = {
   GPURES__ROW(T, buffer, "buffer", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "VkBuffer handle"),
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice"),
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "VkPhysicalDeviceIDProperties.deviceUUID"),
-  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "bytes"),
+  GPURES__VULKAN_UUID_ROW(T),
+  GPURES__SIZE_ROW(T),
 };
 GPURES__VARIANT(vk_buffer_handle, vk_buffer_handle_fields, NULL);
 #undef T
@@ -43,10 +42,9 @@ static const gpures_field_info vk_opaque_fd_fields[] = {
   GPURES__ROW(T, dedicated, "dedicated", GPURES_FIELD_BOOL, 0, 0, "a dedicated allocation"),
   GPURES__ROW(T, width, "width", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "width in pixels"),
   GPURES__ROW(T, height, "height", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "height in pixels"),
-  GPURES__ENUM_ROW(T, format, "format", GPURES_ENUM_PIXEL_FORMAT, "pixel format"),
+  GPURES__PIXEL_FORMAT_ROW(T),
   GPURES__ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, 0, GPURES_FIELD_DEVICE(GPURES_DEVICE_VULKAN_UUID), "UUID of the exporting device"),
-  GPURES__GROUP_ROW(T, slot_release.gate, "slotRelease.gate", GPURES_FIELD_PTR, GPURES_HAS_SLOT_RELEASE, "address of the producer's 64-bit gate"),
-  GPURES__GROUP_ROW(T, slot_release.value, "slotRelease.value", GPURES_FIELD_U64, GPURES_HAS_SLOT_RELEASE, "value slotRelease() stores into the gate"),
+  GPURES__SLOT_RELEASE_ROWS(T),
   GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "bytes per row of plane 0; absent: packed rows"),
 };
 

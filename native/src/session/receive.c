@@ -112,8 +112,8 @@ static int cache_buffer(gpures__op op, gpures_session *s, uint64_t peer_id, gpur
   if (cached(s, peer_id, &at))
     status = gpures__fail(op, GPURES_E_INVALID_VALUE, "buffer",
                           "buffer %llu was announced already", (unsigned long long)peer_id);
-  else if (!b || !gpures__session_grow((void **)&s->cache, &s->cap_cache, s->num_cache,
-                                       sizeof *s->cache, SESSION_MAX_BUFFERS))
+  else if (!b || !gpures__grow((void **)&s->cache, &s->cap_cache, s->num_cache, sizeof *s->cache,
+                               SESSION_FIRST_ROOM, SESSION_MAX_BUFFERS))
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "buffer",
                           "the session keeps %u buffers, the most it may (or memory ran out)",
                           s->num_cache);

@@ -119,10 +119,10 @@ static void as_frame(gpures__wire_message *msg, uint64_t buffer, uint64_t serial
 static int try_send_frame(gpures__op op, gpures_session *s, gpures_handle handle, uint64_t buffer,
                           gpures__wire_message msg, uint32_t *out_sent) {
   bool known = knows(s, buffer);
-  if (!gpures__session_grow((void **)&s->flights, &s->cap_flights, s->num_flights,
-                            sizeof *s->flights, SESSION_MAX_IN_FLIGHT) ||
-      (!known && !gpures__session_grow((void **)&s->known, &s->cap_known, s->num_known,
-                                       sizeof *s->known, SESSION_MAX_BUFFERS)))
+  if (!gpures__grow((void **)&s->flights, &s->cap_flights, s->num_flights, sizeof *s->flights,
+                    SESSION_FIRST_ROOM, SESSION_MAX_IN_FLIGHT) ||
+      (!known && !gpures__grow((void **)&s->known, &s->cap_known, s->num_known, sizeof *s->known,
+                               SESSION_FIRST_ROOM, SESSION_MAX_BUFFERS)))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "",
                         "the peer holds %u frames of %u buffers, the most a session tracks (or "
                         "memory ran out)", s->num_flights, s->num_known);

@@ -13,17 +13,6 @@
 
 #include "session.h"
 
-bool gpures__session_grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t max) {
-  if (count < *cap) return true;
-  if (count >= max) return false;
-  uint32_t next = *cap ? *cap * 2 : 8;
-  if (next > max) next = max;
-  void *grown = gpures__realloc(*items, next * size);
-  if (!grown) return false;
-  *items = grown, *cap = next;
-  return true;
-}
-
 void gpures__session_ref(gpures_session *s) {
   atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
@@ -72,8 +61,8 @@ bool gpures__session_notify(gpures_session *s, uint32_t type, uint64_t buffer, u
                             bool *queued) {
   gpures__session_flush(s); /* notices keep their order */
   if (!s->num_pending && gpures__session_notice(s, type, buffer, serial)) return true;
-  if (!gpures__session_grow((void **)&s->pending, &s->cap_pending, s->num_pending,
-                            sizeof *s->pending, SESSION_MAX_PENDING))
+  if (!gpures__grow((void **)&s->pending, &s->cap_pending, s->num_pending, sizeof *s->pending,
+                    SESSION_FIRST_ROOM, SESSION_MAX_PENDING))
     return false;
   s->pending[s->num_pending++] = (pending_notice){type, buffer, serial};
   *queued = true;

@@ -50,6 +50,7 @@ typedef struct pending_notice {
   uint64_t buffer, serial;
 } pending_notice;
 
+#define SESSION_FIRST_ROOM 8u      /* items a session's arrays have room for at first */
 #define SESSION_MAX_BUFFERS 1024u   /* per session: more is a peer flooding announcements */
 #define SESSION_MAX_IN_FLIGHT 4096u /* frames sent and not released */
 #define SESSION_MAX_PENDING 8192u   /* notices waiting for room: releases, forgets */
@@ -81,8 +82,6 @@ struct gpures_session {
 void gpures__session_refused(gpures_session *s);
 /* Sends a RELEASE, KEEP or FORGET without waiting; false when the socket is full or gone. */
 bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial);
-/* Grows an array to hold one more; false when it may not (max) or cannot (memory). */
-bool gpures__session_grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t max);
 void gpures__session_ref(gpures_session *s);
 /* Drops a reference; the last closes the fd and frees the session. */
 void gpures__session_unref(gpures_session *s);

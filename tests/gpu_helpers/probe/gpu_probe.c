@@ -1,15 +1,17 @@
 /*
 ** gpu_probe.c: real CUDA, Vulkan and GL objects for the GPU tests of gpures.
 **
-** Built by run.sh into build/libgpuprobe.so and driven from Deno through FFI
-** (gpu_test.ts, bench.ts). It links no GPU library: libcuda.so.1,
+** Built by tests/gpu/run.sh into tests/gpu/build/libgpuprobe.so and driven
+** from Deno through FFI (tests/gpu/gpu_test.ts, bench/gpu/bench.ts). It links no GPU library: libcuda.so.1,
 ** libvulkan.so.1 and libEGL.so.1 are opened with dlopen and every function is
 ** resolved with dlsym (or the API's own GetProcAddress). cuda.h is included
-** for its types only; gfx_min.h declares the few Vulkan/EGL/GL types used.
+** for its types only; native/src/interop/khronos declares the few Vulkan,
+** EGL and GL types used (gpures's own declarations).
 **
 ** Every gp_* function returns 0 on success or a negative value on failure,
-** with a message in gp_error(). Calls must come from one thread (the CUDA
-** context and the GL context are made current on the caller's thread).
+** with a message in gp_last_error() (helper.h's conventions). Calls must come
+** from one thread (the CUDA context and the GL context are made current on the
+** caller's thread).
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,22 +28,12 @@
 
 #include <cuda.h>
 
-#include "gfx_min.h"
+#include "khronos/egl_min.h"
+#include "khronos/vulkan_min.h"
+#include "../helper.h"
 #include "pattern.h"
 
-#define GP_API __attribute__((visibility("default")))
-
-static char g_error[2048];
-
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-GP_API const char *gp_error(void) { return g_error; }
+API const char *gp_last_error(void) { return helper_error; }
 
 /* The driver libraries, opened by gp_cuda_open, gp_vk_open and gp_gl_open. */
 static void *g_cuda_lib, *g_vk_lib, *g_egl_lib;
@@ -49,10 +41,10 @@ static void *g_cuda_lib, *g_vk_lib, *g_egl_lib;
 /* dlopen(name) into *lib, or fails with -1: callers skip when the library is absent. */
 static int open_lib(void **lib, const char *name) {
   *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  return *lib ? 0 : fail(-1, "%s could not be opened: %s", name, dlerror());
+  return *lib ? 0 : fail_with(-1, "%s could not be opened: %s", name, dlerror());
 }
 
-GP_API uint64_t gp_now_ns(void) {
+API uint64_t gp_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -66,7 +58,7 @@ GP_API uint64_t gp_now_ns(void) {
 #define GP_FN_DECL(pre, f) static PFN_##f pre##_##f;
 #define GP_FN_LOAD(pre, f, lookup, lacks) \
   pre##_##f = (PFN_##f)(lookup);           \
-  if (!pre##_##f) return fail(-3, lacks, #f);
+  if (!pre##_##f) return fail_with(-3, lacks, #f);
 #define GP_VK_DECL(f) GP_FN_DECL(vk, f)
 #define GP_GL_DECL(f) GP_FN_DECL(gl, f)
 
@@ -117,7 +109,7 @@ static const char *cu_name(CUresult r) {
 #define CU(call)                                                                                  \
   do {                                                                                            \
     CUresult r_ = (call);                                                                         \
-    if (r_ != CUDA_SUCCESS) return fail(-(int)r_ - 1000, "%s: %s (%d)", #call, cu_name(r_), (int)r_); \
+    if (r_ != CUDA_SUCCESS) return fail_with(-(int)r_ - 1000, "%s: %s (%d)", #call, cu_name(r_), (int)r_); \
   } while (0)
 
 /*
@@ -126,22 +118,22 @@ static const char *cu_name(CUresult r) {
 ** fills then upload from the host). Returns -1 when libcuda.so.1 is absent and
 ** -2 when the driver has no device, so callers can skip with that reason.
 */
-GP_API int gp_cuda_open(const char *kernels, int ordinal) {
+API int gp_cuda_open(const char *kernels, int ordinal) {
   if (g_ctx) return 0;
   if (open_lib(&g_cuda_lib, "libcuda.so.1") != 0) return -1;
 #define GP_CU_LOAD(f)                                                                             \
   p_##f = (__typeof__(p_##f))dlsym(g_cuda_lib, GP_STR(f));                                        \
-  if (!p_##f) return fail(-3, "libcuda.so.1 lacks %s", GP_STR(f));
+  if (!p_##f) return fail_with(-3, "libcuda.so.1 lacks %s", GP_STR(f));
   GP_CU_FNS(GP_CU_LOAD)
 #undef GP_CU_LOAD
   p_cuGraphicsGLRegisterImage =
       (PFN_cuGraphicsGLRegisterImage)dlsym(g_cuda_lib, "cuGraphicsGLRegisterImage");
   CUresult r = p_cuInit(0);
-  if (r == CUDA_ERROR_NO_DEVICE) return fail(-2, "cuInit: no CUDA device (%s)", cu_name(r));
-  if (r != CUDA_SUCCESS) return fail(-2, "cuInit failed: %s (%d)", cu_name(r), (int)r);
+  if (r == CUDA_ERROR_NO_DEVICE) return fail_with(-2, "cuInit: no CUDA device (%s)", cu_name(r));
+  if (r != CUDA_SUCCESS) return fail_with(-2, "cuInit failed: %s (%d)", cu_name(r), (int)r);
   int count = 0;
   CU(p_cuDeviceGetCount(&count));
-  if (count <= ordinal) return fail(-2, "CUDA reports %d device(s); wanted ordinal %d", count, ordinal);
+  if (count <= ordinal) return fail_with(-2, "CUDA reports %d device(s); wanted ordinal %d", count, ordinal);
   CU(p_cuDeviceGet(&g_dev, ordinal));
   CU(p_cuDevicePrimaryCtxRetain(&g_ctx, g_dev));
   CU(p_cuCtxSetCurrent(g_ctx));
@@ -173,7 +165,7 @@ GP_API int gp_cuda_open(const char *kernels, int ordinal) {
 }
 
 /* Whether the kernels loaded, and if not why. */
-GP_API const char *gp_kernel_note(void) { return g_kernel_note; }
+API const char *gp_kernel_note(void) { return g_kernel_note; }
 
 /*
 ** name: the device name. out: [0] driver version (1000*major + 10*minor),
@@ -181,8 +173,8 @@ GP_API const char *gp_kernel_note(void) { return g_kernel_note; }
 ** loaded (1/0), [5] total memory in MiB, [6] GL interop entry point present.
 ** uuid: cuDeviceGetUuid's 16 bytes.
 */
-GP_API int gp_cuda_info(char *name, uint32_t cap, int32_t *out, uint8_t *uuid) {
-  if (!g_ctx) return fail(-4, "CUDA is not open");
+API int gp_cuda_info(char *name, uint32_t cap, int32_t *out, uint8_t *uuid) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
   int v = 0, count = 0, major = 0, minor = 0;
   size_t total = 0;
   CU(p_cuDriverGetVersion(&v));
@@ -202,20 +194,20 @@ GP_API int gp_cuda_info(char *name, uint32_t cap, int32_t *out, uint8_t *uuid) {
   return 0;
 }
 
-GP_API int gp_cu_alloc(uint64_t size, uint64_t *out_ptr) {
+API int gp_cu_alloc(uint64_t size, uint64_t *out_ptr) {
   CUdeviceptr p = 0;
   CU(p_cuMemAlloc(&p, (size_t)size));
   *out_ptr = p;
   return 0;
 }
 
-GP_API int gp_cu_free(uint64_t ptr) {
+API int gp_cu_free(uint64_t ptr) {
   CU(p_cuMemFree((CUdeviceptr)ptr));
   return 0;
 }
 
 /* out: [0] pitch, and *out_ptr the allocation (cuMemAllocPitch). */
-GP_API int gp_cu_alloc_pitch(uint64_t row_bytes, uint64_t rows, uint32_t element_bytes,
+API int gp_cu_alloc_pitch(uint64_t row_bytes, uint64_t rows, uint32_t element_bytes,
                              uint64_t *out) {
   CUdeviceptr p = 0;
   size_t pitch = 0;
@@ -226,7 +218,7 @@ GP_API int gp_cu_alloc_pitch(uint64_t row_bytes, uint64_t rows, uint32_t element
 }
 
 /* What CUDA says about an address: out [0] allocation base, [1] its size. uuid: its device's. */
-GP_API int gp_cu_pointer_info(uint64_t ptr, uint64_t *out, uint8_t *uuid) {
+API int gp_cu_pointer_info(uint64_t ptr, uint64_t *out, uint8_t *uuid) {
   CUdeviceptr base = 0;
   size_t size = 0;
   CU(p_cuMemGetAddressRange(&base, &size, (CUdeviceptr)ptr));
@@ -273,7 +265,7 @@ static uint64_t count_2d(const uint8_t *p, uint32_t row_bytes, uint32_t rows, ui
 }
 
 /* Writes the linear pattern: with a CUDA kernel when loaded, else an upload (kernel 0 in out). */
-GP_API int gp_cu_fill(uint64_t ptr, uint64_t n, uint32_t seed) {
+API int gp_cu_fill(uint64_t ptr, uint64_t n, uint32_t seed) {
   if (g_fill_bytes) {
     CUdeviceptr p = ptr;
     unsigned long long nn = n;
@@ -283,14 +275,14 @@ GP_API int gp_cu_fill(uint64_t ptr, uint64_t n, uint32_t seed) {
     return 0;
   }
   uint8_t *h = host_scratch((size_t)n);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   for (uint64_t i = 0; i < n; i++) h[i] = gp_pattern_byte(i, seed);
   CU(p_cuMemcpyHtoD((CUdeviceptr)ptr, h, (size_t)n));
   return 0;
 }
 
 /* Counts bytes unlike the pattern, read by a CUDA kernel on the device (else copied back). */
-GP_API int gp_cu_check(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
+API int gp_cu_check(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
   if (g_check_bytes) {
     CU(p_cuMemsetD8(g_counter, 0, 8));
     CUdeviceptr p = ptr, c = g_counter;
@@ -302,23 +294,23 @@ GP_API int gp_cu_check(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t *out_mi
     return 0;
   }
   uint8_t *h = host_scratch((size_t)n);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   CU(p_cuMemcpyDtoH(h, (CUdeviceptr)ptr, (size_t)n));
   *out_mismatches = count_bytes(h, n, seed);
   return 0;
 }
 
 /* Copies `n` bytes back with cuMemcpyDtoH and checks them on the host. */
-GP_API int gp_cu_check_host(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
+API int gp_cu_check_host(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
   uint8_t *h = host_scratch((size_t)n);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   CU(p_cuMemcpyDtoH(h, (CUdeviceptr)ptr, (size_t)n));
   *out_mismatches = count_bytes(h, n, seed);
   return 0;
 }
 
 /* One plane of a pitched frame: a kernel (else a 2D upload) writes rows of row_bytes at `pitch`. */
-GP_API int gp_cu_fill_2d(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint32_t rows,
+API int gp_cu_fill_2d(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint32_t rows,
                          uint32_t seed) {
   if (g_fill_2d) {
     CUdeviceptr p = ptr;
@@ -330,7 +322,7 @@ GP_API int gp_cu_fill_2d(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint3
     return 0;
   }
   uint8_t *h = host_scratch((size_t)row_bytes * rows);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   for (uint32_t y = 0; y < rows; y++)
     for (uint32_t x = 0; x < row_bytes; x++) h[(uint64_t)y * row_bytes + x] = gp_pattern_2d(x, y, seed);
   CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = h, .srcPitch = row_bytes,
@@ -341,10 +333,10 @@ GP_API int gp_cu_fill_2d(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint3
 }
 
 /* cuMemcpy2D of a plane (at CUDA's own pitch) to the host, checked there. */
-GP_API int gp_cu_check_2d_host(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint32_t rows,
+API int gp_cu_check_2d_host(uint64_t ptr, uint64_t pitch, uint32_t row_bytes, uint32_t rows,
                                uint32_t seed, uint64_t *out_mismatches) {
   uint8_t *h = host_scratch((size_t)row_bytes * rows);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = ptr, .srcPitch = pitch,
                      .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = h, .dstPitch = row_bytes,
                      .WidthInBytes = row_bytes, .Height = rows};
@@ -354,7 +346,7 @@ GP_API int gp_cu_check_2d_host(uint64_t ptr, uint64_t pitch, uint32_t row_bytes,
 }
 
 /* An RGBA8 CUDA array with surface load/store and its surface object: out [0] surface, [1] array. */
-GP_API int gp_cu_surface_create(uint32_t width, uint32_t height, uint64_t *out) {
+API int gp_cu_surface_create(uint32_t width, uint32_t height, uint64_t *out) {
   CUDA_ARRAY3D_DESCRIPTOR d;
   memset(&d, 0, sizeof d);
   d.Width = width;
@@ -372,7 +364,7 @@ GP_API int gp_cu_surface_create(uint32_t width, uint32_t height, uint64_t *out) 
   CUresult r = p_cuSurfObjectCreate(&surface, &rd);
   if (r != CUDA_SUCCESS) {
     p_cuArrayDestroy(array);
-    return fail(-(int)r - 1000, "cuSurfObjectCreate: %s", cu_name(r));
+    return fail_with(-(int)r - 1000, "cuSurfObjectCreate: %s", cu_name(r));
   }
   out[0] = surface;
   out[1] = (uint64_t)(uintptr_t)array;
@@ -383,7 +375,7 @@ GP_API int gp_cu_surface_create(uint32_t width, uint32_t height, uint64_t *out) 
 ** What CUDA says about a surface object: out [0] resource type, [1] width,
 ** [2] height, [3] CUarray_format, [4] channels, [5] flags; *out_array its array.
 */
-GP_API int gp_cu_surface_query(uint64_t surface, uint32_t *out, uint64_t *out_array) {
+API int gp_cu_surface_query(uint64_t surface, uint32_t *out, uint64_t *out_array) {
   CUDA_RESOURCE_DESC rd;
   CU(p_cuSurfObjectGetResourceDesc(&rd, (CUsurfObject)surface));
   out[0] = rd.resType;
@@ -400,8 +392,8 @@ GP_API int gp_cu_surface_query(uint64_t surface, uint32_t *out, uint64_t *out_ar
 }
 
 /* A kernel writes the 2D pattern (row bytes = 4 * width) through the surface object. */
-GP_API int gp_cu_surface_fill(uint64_t surface, uint32_t width, uint32_t height, uint32_t seed) {
-  if (!g_fill_surface) return fail(-6, "no kernels loaded: cannot write through a surface");
+API int gp_cu_surface_fill(uint64_t surface, uint32_t width, uint32_t height, uint32_t seed) {
+  if (!g_fill_surface) return fail_with(-6, "no kernels loaded: cannot write through a surface");
   unsigned long long s = surface;
   void *args[] = {&s, &width, &height, &seed};
   CU(p_cuLaunchKernel(g_fill_surface, (width + 15) / 16, (height + 15) / 16, 1, 16, 16, 1, 0, NULL,
@@ -419,17 +411,17 @@ static int array_to_host(CUarray array, uint8_t *h, uint32_t row_bytes, uint32_t
 }
 
 /* Copies an RGBA8 array to the host and checks the 2D pattern. */
-GP_API int gp_cu_array_check(uint64_t array, uint32_t width, uint32_t height, uint32_t seed,
+API int gp_cu_array_check(uint64_t array, uint32_t width, uint32_t height, uint32_t seed,
                              uint64_t *out_mismatches) {
   uint8_t *h = host_scratch((size_t)width * 4 * height);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   int rc = array_to_host((CUarray)(uintptr_t)array, h, width * 4, height);
   if (rc) return rc;
   *out_mismatches = count_2d(h, width * 4, height, seed);
   return 0;
 }
 
-GP_API int gp_cu_surface_destroy(uint64_t surface, uint64_t array) {
+API int gp_cu_surface_destroy(uint64_t surface, uint64_t array) {
   CU(p_cuSurfObjectDestroy((CUsurfObject)surface));
   CU(p_cuArrayDestroy((CUarray)(uintptr_t)array));
   return 0;
@@ -440,7 +432,7 @@ GP_API int gp_cu_surface_destroy(uint64_t surface, uint64_t array) {
 ** as a device pointer: out [0] CUexternalMemory, [1] CUdeviceptr. CUDA owns
 ** the fd once the import succeeds; on failure the probe closes it.
 */
-GP_API int gp_cu_import_fd(int fd, uint64_t size, uint32_t dedicated, uint64_t offset,
+API int gp_cu_import_fd(int fd, uint64_t size, uint32_t dedicated, uint64_t offset,
                            uint64_t map_size, uint64_t *out) {
   CUDA_EXTERNAL_MEMORY_HANDLE_DESC hd;
   memset(&hd, 0, sizeof hd);
@@ -452,7 +444,7 @@ GP_API int gp_cu_import_fd(int fd, uint64_t size, uint32_t dedicated, uint64_t o
   CUresult r = p_cuImportExternalMemory(&ext, &hd);
   if (r != CUDA_SUCCESS) {
     close(fd);
-    return fail(-(int)r - 1000, "cuImportExternalMemory(OPAQUE_FD, %llu bytes): %s",
+    return fail_with(-(int)r - 1000, "cuImportExternalMemory(OPAQUE_FD, %llu bytes): %s",
                 (unsigned long long)size, cu_name(r));
   }
   CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd;
@@ -463,27 +455,27 @@ GP_API int gp_cu_import_fd(int fd, uint64_t size, uint32_t dedicated, uint64_t o
   r = p_cuExternalMemoryGetMappedBuffer(&p, ext, &bd);
   if (r != CUDA_SUCCESS) {
     p_cuDestroyExternalMemory(ext);
-    return fail(-(int)r - 1000, "cuExternalMemoryGetMappedBuffer: %s", cu_name(r));
+    return fail_with(-(int)r - 1000, "cuExternalMemoryGetMappedBuffer: %s", cu_name(r));
   }
   out[0] = (uint64_t)(uintptr_t)ext;
   out[1] = p;
   return 0;
 }
 
-GP_API int gp_cu_unimport(uint64_t ext, uint64_t ptr) {
+API int gp_cu_unimport(uint64_t ext, uint64_t ptr) {
   CU(p_cuMemFree((CUdeviceptr)ptr));
   CU(p_cuDestroyExternalMemory((CUexternalMemory)(uintptr_t)ext));
   return 0;
 }
 
-GP_API int gp_cu_pinned_alloc(uint64_t size, uint64_t *out) {
+API int gp_cu_pinned_alloc(uint64_t size, uint64_t *out) {
   void *p = NULL;
   CU(p_cuMemAllocHost(&p, (size_t)size));
   *out = (uint64_t)(uintptr_t)p;
   return 0;
 }
 
-GP_API int gp_cu_pinned_free(uint64_t p) {
+API int gp_cu_pinned_free(uint64_t p) {
   CU(p_cuMemFreeHost((void *)(uintptr_t)p));
   return 0;
 }
@@ -494,7 +486,7 @@ GP_API int gp_cu_pinned_free(uint64_t p) {
 ** device→host→device through pinned memory, [1] of its device→host half,
 ** [2] of its host→device half, [3] µs of one device→device copy.
 */
-GP_API int gp_cu_bench_copy(uint64_t src, uint64_t dst, uint64_t pinned, uint64_t n,
+API int gp_cu_bench_copy(uint64_t src, uint64_t dst, uint64_t pinned, uint64_t n,
                             uint32_t iters, double *out) {
   void *h = (void *)(uintptr_t)pinned;
   for (int i = 0; i < 3; i++) {
@@ -529,9 +521,9 @@ GP_API int gp_cu_bench_copy(uint64_t src, uint64_t dst, uint64_t pinned, uint64_
 }
 
 /* The open file an fd names: out [0] st_dev, [1] st_ino, [2] st_mode, [3] st_size; link: /proc/self/fd/N. */
-GP_API int gp_fd_identity(int fd, uint64_t *out, char *link, uint32_t cap) {
+API int gp_fd_identity(int fd, uint64_t *out, char *link, uint32_t cap) {
   struct stat st;
-  if (fstat(fd, &st) != 0) return fail(-7, "fstat(%d): %s", fd, strerror(errno));
+  if (fstat(fd, &st) != 0) return fail_with(-7, "fstat(%d): %s", fd, strerror(errno));
   out[0] = st.st_dev;
   out[1] = st.st_ino;
   out[2] = st.st_mode;
@@ -546,7 +538,7 @@ GP_API int gp_fd_identity(int fd, uint64_t *out, char *link, uint32_t cap) {
 }
 
 /* Writes 512 MiB of scratch memory, pushing everything else out of the GPU's L2 (60 MB on an H200). */
-GP_API int gp_cu_evict_l2(void) {
+API int gp_cu_evict_l2(void) {
   static CUdeviceptr scratch;
   const size_t n = 512u << 20;
   if (!scratch) CU(p_cuMemAlloc(&scratch, n));
@@ -560,16 +552,16 @@ GP_API int gp_cu_evict_l2(void) {
 ** negative when the kernel refuses kcmp. The fd identity that still works
 ** where every opaque fd is the same device file (fstat gives one inode).
 */
-GP_API int gp_fd_same_file(int a, int b) {
+API int gp_fd_same_file(int a, int b) {
   long r = syscall(SYS_kcmp, (long)getpid(), (long)getpid(), 0 /* KCMP_FILE */, (long)a, (long)b);
-  if (r < 0) return fail(-7, "kcmp: %s", strerror(errno));
+  if (r < 0) return fail_with(-7, "kcmp: %s", strerror(errno));
   return r == 0;
 }
 
 /* Whether fd is open (fcntl F_GETFD succeeds): for checking that gpures closed its fds. */
-GP_API int gp_fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+API int gp_fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
-GP_API int gp_fd_close(int fd) { return close(fd) == 0 ? 0 : fail(-7, "close(%d): %s", fd, strerror(errno)); }
+API int gp_fd_close(int fd) { return close(fd) == 0 ? 0 : fail_with(-7, "close(%d): %s", fd, strerror(errno)); }
 
 /* =================================================================== Vulkan */
 
@@ -623,7 +615,7 @@ static gp_vk_buffer g_staging;
 #define VK(call)                                                                                  \
   do {                                                                                            \
     VkResult r_ = (call);                                                                         \
-    if (r_ != VK_SUCCESS) return fail(-2000 + r_, "%s: VkResult %d", #call, (int)r_);            \
+    if (r_ != VK_SUCCESS) return fail_with(-2000 + r_, "%s: VkResult %d", #call, (int)r_);            \
   } while (0)
 
 /* A memory type in `bits` with all of `need` (preferring `prefer`, avoiding `avoid`), or -1. */
@@ -643,11 +635,11 @@ static int pick_memory_type(uint32_t bits, VkFlags need, VkFlags prefer, VkFlags
 ** else the first NVIDIA one, with VK_KHR_external_memory_fd. Returns -1 when
 ** libvulkan.so.1 is absent and -2 when no suitable device is found.
 */
-GP_API int gp_vk_open(const uint8_t *uuid) {
+API int gp_vk_open(const uint8_t *uuid) {
   if (g_device) return 0;
   if (open_lib(&g_vk_lib, "libvulkan.so.1") != 0) return -1;
   vk_gipa = (PFN_vkGetInstanceProcAddr)dlsym(g_vk_lib, "vkGetInstanceProcAddr");
-  if (!vk_gipa) return fail(-1, "libvulkan.so.1 lacks vkGetInstanceProcAddr");
+  if (!vk_gipa) return fail_with(-1, "libvulkan.so.1 lacks vkGetInstanceProcAddr");
   PFN_vkCreateInstance create = (PFN_vkCreateInstance)vk_gipa(NULL, "vkCreateInstance");
   /* Vulkan 1.2 where the loader has it: timeline semaphores are core there. */
   PFN_vkEnumerateInstanceVersion inst_version =
@@ -662,7 +654,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   ici.pApplicationInfo = &app;
   VkResult r = create(&ici, NULL, &g_instance);
-  if (r != VK_SUCCESS) return fail(-2, "vkCreateInstance: VkResult %d (no Vulkan driver?)", (int)r);
+  if (r != VK_SUCCESS) return fail_with(-2, "vkCreateInstance: VkResult %d (no Vulkan driver?)", (int)r);
 #define GP_VK_LOAD_I(f) GP_FN_LOAD(vk, f, vk_gipa(g_instance, #f), "Vulkan lacks %s")
   GP_VK_INSTANCE_FNS(GP_VK_LOAD_I)
 #undef GP_VK_LOAD_I
@@ -670,7 +662,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   uint32_t n = 16;
   r = vk_vkEnumeratePhysicalDevices(g_instance, &n, devs);
   if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0)
-    return fail(-2, "Vulkan lists no physical device (VkResult %d)", (int)r);
+    return fail_with(-2, "Vulkan lists no physical device (VkResult %d)", (int)r);
   int chosen = -1;
   /* GP_PROBE_ANY_VENDOR=1 accepts any device (checking the probe on a CPU Vulkan such as lavapipe). */
   const char *any = getenv("GP_PROBE_ANY_VENDOR");
@@ -694,14 +686,14 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
       if (match) break;
     }
   }
-  if (chosen < 0) return fail(-2, "Vulkan lists %u device(s), none NVIDIA", n);
+  if (chosen < 0) return fail_with(-2, "Vulkan lists %u device(s), none NVIDIA", n);
   g_phys = devs[chosen];
   vk_vkGetPhysicalDeviceMemoryProperties(g_phys, &g_memprops);
 
   uint32_t next = 0;
   vk_vkEnumerateDeviceExtensionProperties(g_phys, NULL, &next, NULL);
   VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
-  if (!exts) return fail(-5, "out of host memory");
+  if (!exts) return fail_with(-5, "out of host memory");
   vk_vkEnumerateDeviceExtensionProperties(g_phys, NULL, &next, exts);
   int has_fd = 0, has_timeline_ext = 0;
   for (uint32_t i = 0; i < next; i++) {
@@ -711,7 +703,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
     if (!strcmp(exts[i].extensionName, "VK_EXT_external_memory_dma_buf")) g_has_dma_buf = 1;
   }
   free(exts);
-  if (!has_fd) return fail(-2, "the Vulkan device lacks VK_KHR_external_memory_fd");
+  if (!has_fd) return fail_with(-2, "the Vulkan device lacks VK_KHR_external_memory_fd");
 
   VkQueueFamilyProperties qf[16];
   uint32_t nq = 16;
@@ -719,7 +711,7 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
   g_queue_family = UINT32_MAX;
   for (uint32_t i = 0; i < nq && g_queue_family == UINT32_MAX; i++)
     if (qf[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) g_queue_family = i;
-  if (g_queue_family == UINT32_MAX) return fail(-2, "no graphics or compute queue family");
+  if (g_queue_family == UINT32_MAX) return fail_with(-2, "no graphics or compute queue family");
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci;
   memset(&qci, 0, sizeof qci);
@@ -789,8 +781,8 @@ GP_API int gp_vk_open(const uint8_t *uuid) {
 ** major.minor.patch as 10.8.8.6 bits), [6] VK_EXT_external_memory_dma_buf
 ** listed, [7] queue family. uuid: VkPhysicalDeviceIDProperties.deviceUUID.
 */
-GP_API int gp_vk_info(char *name, uint32_t cap, uint64_t *out, uint8_t *uuid) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_info(char *name, uint32_t cap, uint64_t *out, uint8_t *uuid) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   snprintf(name, cap, "%s", g_props.properties.deviceName);
   out[0] = (uint64_t)(uintptr_t)g_instance;
   out[1] = (uint64_t)(uintptr_t)g_phys;
@@ -808,8 +800,8 @@ static int make_buffer(gp_vk_buffer *b, VkDeviceSize size, int exportable, VkFla
                        VkFlags prefer, VkFlags avoid, int dedicated, uint32_t *out_type,
                        VkDeviceSize *out_alloc) {
   memset(b, 0, sizeof *b);
-  VkExternalMemoryCreateInfo ebi = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, NULL,
-                                    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+  VkExternalMemoryBufferCreateInfo ebi = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          NULL, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
   VkBufferCreateInfo bci;
   memset(&bci, 0, sizeof bci);
   bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
@@ -823,12 +815,12 @@ static int make_buffer(gp_vk_buffer *b, VkDeviceSize size, int exportable, VkFla
   int type = pick_memory_type(req.memoryTypeBits, need, prefer, avoid);
   if (type < 0) {
     vk_vkDestroyBuffer(g_device, b->buffer, NULL);
-    return fail(-8, "no Vulkan memory type with flags 0x%x for this buffer (bits 0x%x)", need,
+    return fail_with(-8, "no Vulkan memory type with flags 0x%x for this buffer (bits 0x%x)", need,
                 req.memoryTypeBits);
   }
   VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, NULL, 0,
                                        b->buffer};
-  VkExternalMemoryCreateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+  VkExportMemoryAllocateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                     dedicated ? &ded : NULL,
                                     VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
   VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
@@ -837,7 +829,7 @@ static int make_buffer(gp_vk_buffer *b, VkDeviceSize size, int exportable, VkFla
   VkResult r = vk_vkAllocateMemory(g_device, &mai, NULL, &b->memory);
   if (r != VK_SUCCESS) {
     vk_vkDestroyBuffer(g_device, b->buffer, NULL);
-    return fail(-2000 + r, "vkAllocateMemory(%llu bytes, type %d): VkResult %d",
+    return fail_with(-2000 + r, "vkAllocateMemory(%llu bytes, type %d): VkResult %d",
                 (unsigned long long)req.size, type, (int)r);
   }
   VK(vk_vkBindBufferMemory(g_device, b->buffer, b->memory, 0));
@@ -864,12 +856,12 @@ static void free_buffer(gp_vk_buffer *b) {
 ** out: [0] slot, [1] fd, [2] memory type index, [3] allocation size,
 ** [4] VkBuffer, [5] VkDeviceMemory, [6] memory property flags, [7] dedicated.
 */
-GP_API int gp_vk_export(uint64_t size, uint32_t memory, uint32_t dedicated, uint64_t *out) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_export(uint64_t size, uint32_t memory, uint32_t dedicated, uint64_t *out) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   int slot = -1;
   for (int i = 0; i < GP_VK_SLOTS && slot < 0; i++)
     if (!g_slots[i].buffer) slot = i;
-  if (slot < 0) return fail(-9, "all %d probe slots are in use", GP_VK_SLOTS);
+  if (slot < 0) return fail_with(-9, "all %d probe slots are in use", GP_VK_SLOTS);
   uint32_t type = 0;
   VkDeviceSize alloc = 0;
   const VkFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -886,7 +878,7 @@ GP_API int gp_vk_export(uint64_t size, uint32_t memory, uint32_t dedicated, uint
   VkResult r = vk_vkGetMemoryFdKHR(g_device, &gi, &fd);
   if (r != VK_SUCCESS) {
     free_buffer(&g_slots[slot]);
-    return fail(-2000 + r, "vkGetMemoryFdKHR: VkResult %d", (int)r);
+    return fail_with(-2000 + r, "vkGetMemoryFdKHR: VkResult %d", (int)r);
   }
   out[0] = (uint64_t)slot;
   out[1] = (uint64_t)fd;
@@ -899,8 +891,8 @@ GP_API int gp_vk_export(uint64_t size, uint32_t memory, uint32_t dedicated, uint
   return 0;
 }
 
-GP_API int gp_vk_free(uint32_t slot) {
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+API int gp_vk_free(uint32_t slot) {
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
   vk_vkQueueWaitIdle(g_queue);
   free_buffer(&g_slots[slot]);
   return 0;
@@ -959,8 +951,8 @@ static int vk_copy(VkBuffer src, VkBuffer dst, VkDeviceSize n) {
 ** An empty submission whose barrier makes host writes available to the
 ** device (the host-to-device domain operation Vulkan performs at submit).
 */
-GP_API int gp_vk_host_flush(void) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_host_flush(void) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   int rc = begin_commands();
   if (rc != 0) return rc;
   VkMemoryBarrier b = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_HOST_WRITE_BIT,
@@ -974,12 +966,12 @@ GP_API int gp_vk_host_flush(void) {
 ** Vulkan writes the linear pattern into slot memory: via_gpu 1 copies it on
 ** the Vulkan queue from a staging buffer; 0 writes through the slot's mapping.
 */
-GP_API int gp_vk_write(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gpu) {
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+API int gp_vk_write(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gpu) {
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
   gp_vk_buffer *b = &g_slots[slot];
-  if (n > b->size) return fail(-9, "%llu bytes do not fit slot %u", (unsigned long long)n, slot);
+  if (n > b->size) return fail_with(-9, "%llu bytes do not fit slot %u", (unsigned long long)n, slot);
   if (!via_gpu) {
-    if (!b->mapped) return fail(-9, "slot %u is not host-visible", slot);
+    if (!b->mapped) return fail_with(-9, "slot %u is not host-visible", slot);
     uint8_t *p = b->mapped;
     for (uint64_t i = 0; i < n; i++) p[i] = gp_pattern_byte(i, seed);
     return 0;
@@ -995,13 +987,13 @@ GP_API int gp_vk_write(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gp
 ** Vulkan reads slot memory (via_gpu: copied on the Vulkan queue; else through its mapping)
 ** and counts bytes unlike the pattern.
 */
-GP_API int gp_vk_check(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gpu,
+API int gp_vk_check(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gpu,
                        uint64_t *out_mismatches) {
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
   gp_vk_buffer *b = &g_slots[slot];
-  if (n > b->size) return fail(-9, "%llu bytes do not fit slot %u", (unsigned long long)n, slot);
+  if (n > b->size) return fail_with(-9, "%llu bytes do not fit slot %u", (unsigned long long)n, slot);
   if (!via_gpu) {
-    if (!b->mapped) return fail(-9, "slot %u is not host-visible", slot);
+    if (!b->mapped) return fail_with(-9, "slot %u is not host-visible", slot);
     *out_mismatches = count_bytes(b->mapped, n, seed);
     return 0;
   }
@@ -1020,8 +1012,8 @@ GP_API int gp_vk_check(uint32_t slot, uint64_t n, uint32_t seed, uint32_t via_gp
 ** VkImage, [1] rowPitch (vkGetImageSubresourceLayout), [2] VkDeviceMemory,
 ** [3] VkFormat, [4] layout offset, [5] layout size.
 */
-GP_API int gp_vk_image(uint32_t width, uint32_t height, uint32_t seed, uint64_t *out) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_image(uint32_t width, uint32_t height, uint32_t seed, uint64_t *out) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   VkImageCreateInfo ici;
   memset(&ici, 0, sizeof ici);
   ici.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
@@ -1047,7 +1039,7 @@ GP_API int gp_vk_image(uint32_t width, uint32_t height, uint32_t seed, uint64_t 
                               0, 0);
   if (type < 0) {
     vk_vkDestroyImage(g_device, image, NULL);
-    return fail(-8, "no host-visible memory type for a linear image");
+    return fail_with(-8, "no host-visible memory type for a linear image");
   }
   VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size,
                               (uint32_t)type};
@@ -1074,7 +1066,7 @@ GP_API int gp_vk_image(uint32_t width, uint32_t height, uint32_t seed, uint64_t 
 }
 
 /* Reads the image back through a mapping at `row_pitch` (the handle's) and checks the pattern. */
-GP_API int gp_vk_image_check(uint64_t memory, uint64_t offset, uint64_t row_pitch, uint32_t width,
+API int gp_vk_image_check(uint64_t memory, uint64_t offset, uint64_t row_pitch, uint32_t width,
                              uint32_t height, uint32_t seed, uint64_t *out_mismatches) {
   void *mapped = NULL;
   VK(vk_vkMapMemory(g_device, (VkDeviceMemory)memory, 0, VK_WHOLE_SIZE, 0, &mapped));
@@ -1088,7 +1080,7 @@ GP_API int gp_vk_image_check(uint64_t memory, uint64_t offset, uint64_t row_pitc
   return 0;
 }
 
-GP_API int gp_vk_image_destroy(uint64_t image, uint64_t memory) {
+API int gp_vk_image_destroy(uint64_t image, uint64_t memory) {
   vk_vkDestroyImage(g_device, (VkImage)image, NULL);
   vk_vkFreeMemory(g_device, (VkDeviceMemory)memory, NULL);
   return 0;
@@ -1116,11 +1108,11 @@ static EGLSurface g_pbuf;
 ** renderer: GL_RENDERER. out: [0] EGLDisplay, [1] EGLContext, [2] the EGL
 ** device's CUDA ordinal or -1, [3] EGL devices listed.
 */
-GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
+API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
   if (g_glctx) return 0;
   if (open_lib(&g_egl_lib, "libEGL.so.1") != 0) return -1;
   PFN_eglGetProcAddress gpa = (PFN_eglGetProcAddress)dlsym(g_egl_lib, "eglGetProcAddress");
-  if (!gpa) return fail(-1, "libEGL.so.1 lacks eglGetProcAddress");
+  if (!gpa) return fail_with(-1, "libEGL.so.1 lacks eglGetProcAddress");
 #define GP_EGL_LOAD(f) GP_FN_LOAD(gl, f, dlsym(g_egl_lib, #f), "libEGL.so.1 lacks %s")
   GP_EGL_FNS(GP_EGL_LOAD)
 #undef GP_EGL_LOAD
@@ -1130,11 +1122,11 @@ GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
   PFN_eglGetPlatformDisplayEXT platform_display =
       (PFN_eglGetPlatformDisplayEXT)gpa("eglGetPlatformDisplayEXT");
   if (!query_devices || !platform_display)
-    return fail(-2, "EGL lacks EGL_EXT_device_enumeration or EGL_EXT_platform_device");
+    return fail_with(-2, "EGL lacks EGL_EXT_device_enumeration or EGL_EXT_platform_device");
   EGLDeviceEXT devs[16];
   EGLint n = 0;
   if (!query_devices(16, devs, &n) || n == 0)
-    return fail(-2, "eglQueryDevicesEXT lists no device (EGL error 0x%x)", gl_eglGetError());
+    return fail_with(-2, "eglQueryDevicesEXT lists no device (EGL error 0x%x)", gl_eglGetError());
   int chosen = 0;
   int64_t cuda_ordinal = -1;
   int ordinal = g_ctx ? (int)g_dev : 0; /* a CUdevice is its ordinal */
@@ -1147,11 +1139,11 @@ GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
     }
   }
   g_dpy = platform_display(EGL_PLATFORM_DEVICE_EXT, devs[chosen], NULL);
-  if (!g_dpy) return fail(-2, "eglGetPlatformDisplayEXT(device): EGL error 0x%x", gl_eglGetError());
+  if (!g_dpy) return fail_with(-2, "eglGetPlatformDisplayEXT(device): EGL error 0x%x", gl_eglGetError());
   EGLint major = 0, minor = 0;
   if (!gl_eglInitialize(g_dpy, &major, &minor))
-    return fail(-2, "eglInitialize: EGL error 0x%x", gl_eglGetError());
-  if (!gl_eglBindAPI(EGL_OPENGL_API)) return fail(-2, "eglBindAPI(OpenGL): 0x%x", gl_eglGetError());
+    return fail_with(-2, "eglInitialize: EGL error 0x%x", gl_eglGetError());
+  if (!gl_eglBindAPI(EGL_OPENGL_API)) return fail_with(-2, "eglBindAPI(OpenGL): 0x%x", gl_eglGetError());
   const EGLint cfg_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
                               EGL_OPENGL_BIT,   EGL_RED_SIZE,    8,
                               EGL_GREEN_SIZE,   8,               EGL_BLUE_SIZE,
@@ -1160,15 +1152,15 @@ GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
   EGLConfig cfg;
   EGLint ncfg = 0;
   if (!gl_eglChooseConfig(g_dpy, cfg_attrs, &cfg, 1, &ncfg) || ncfg < 1)
-    return fail(-2, "eglChooseConfig: no OpenGL pbuffer config (0x%x)", gl_eglGetError());
+    return fail_with(-2, "eglChooseConfig: no OpenGL pbuffer config (0x%x)", gl_eglGetError());
   const EGLint pb_attrs[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
   g_pbuf = gl_eglCreatePbufferSurface(g_dpy, cfg, pb_attrs);
-  if (!g_pbuf) return fail(-2, "eglCreatePbufferSurface: 0x%x", gl_eglGetError());
+  if (!g_pbuf) return fail_with(-2, "eglCreatePbufferSurface: 0x%x", gl_eglGetError());
   const EGLint ctx_attrs[] = {EGL_NONE};
   g_glctx = gl_eglCreateContext(g_dpy, cfg, EGL_NO_CONTEXT, ctx_attrs);
-  if (!g_glctx) return fail(-2, "eglCreateContext: 0x%x", gl_eglGetError());
+  if (!g_glctx) return fail_with(-2, "eglCreateContext: 0x%x", gl_eglGetError());
   if (!gl_eglMakeCurrent(g_dpy, g_pbuf, g_pbuf, g_glctx))
-    return fail(-2, "eglMakeCurrent: 0x%x", gl_eglGetError());
+    return fail_with(-2, "eglMakeCurrent: 0x%x", gl_eglGetError());
 #define GP_GL_LOAD(f) GP_FN_LOAD(gl, f, gpa(#f), "eglGetProcAddress(%s) is NULL")
   GP_GL_FNS(GP_GL_LOAD)
 #undef GP_GL_LOAD
@@ -1186,14 +1178,14 @@ GP_API int gp_gl_open(char *renderer, uint32_t cap, int64_t *out) {
 #define GLCHECK(what)                                                                             \
   do {                                                                                            \
     GLenum e_ = gl_glGetError();                                                                  \
-    if (e_ != GL_NO_ERROR) return fail(-10, "%s: GL error 0x%x", what, e_);                       \
+    if (e_ != GL_NO_ERROR) return fail_with(-10, "%s: GL error 0x%x", what, e_);                       \
   } while (0)
 
 /* An RGBA8 GL_TEXTURE_2D filled with the 2D pattern: *out_name its name. */
-GP_API int gp_gl_texture(uint32_t width, uint32_t height, uint32_t seed, uint32_t *out_name) {
-  if (!g_glctx) return fail(-4, "GL is not open");
+API int gp_gl_texture(uint32_t width, uint32_t height, uint32_t seed, uint32_t *out_name) {
+  if (!g_glctx) return fail_with(-4, "GL is not open");
   uint8_t *h = host_scratch((size_t)width * 4 * height);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   for (uint32_t y = 0; y < height; y++)
     for (uint32_t x = 0; x < width * 4; x++) h[(uint64_t)y * width * 4 + x] = gp_pattern_2d(x, y, seed);
   GLuint tex = 0;
@@ -1211,7 +1203,7 @@ GP_API int gp_gl_texture(uint32_t width, uint32_t height, uint32_t seed, uint32_
 }
 
 /* What GL says about a texture: out [0] width, [1] height, [2] internal format. */
-GP_API int gp_gl_texture_query(uint32_t name, int32_t *out) {
+API int gp_gl_texture_query(uint32_t name, int32_t *out) {
   gl_glBindTexture(GL_TEXTURE_2D, name);
   gl_glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &out[0]);
   gl_glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &out[1]);
@@ -1221,10 +1213,10 @@ GP_API int gp_gl_texture_query(uint32_t name, int32_t *out) {
 }
 
 /* GL reads the texture back (glGetTexImage) and checks the 2D pattern. */
-GP_API int gp_gl_texture_check(uint32_t name, uint32_t width, uint32_t height, uint32_t seed,
+API int gp_gl_texture_check(uint32_t name, uint32_t width, uint32_t height, uint32_t seed,
                                uint64_t *out_mismatches) {
   uint8_t *h = host_scratch((size_t)width * 4 * height);
-  if (!h) return fail(-5, "out of host memory");
+  if (!h) return fail_with(-5, "out of host memory");
   gl_glBindTexture(GL_TEXTURE_2D, name);
   gl_glPixelStorei(GL_PACK_ALIGNMENT, 1);
   gl_glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, h);
@@ -1233,7 +1225,7 @@ GP_API int gp_gl_texture_check(uint32_t name, uint32_t width, uint32_t height, u
   return 0;
 }
 
-GP_API int gp_gl_texture_delete(uint32_t name) {
+API int gp_gl_texture_delete(uint32_t name) {
   gl_glDeleteTextures(1, &name);
   return 0;
 }
@@ -1243,9 +1235,9 @@ GP_API int gp_gl_texture_delete(uint32_t name) {
 ** cuGraphicsGLRegisterImage, maps it and, for write 0, copies its array to the
 ** host and checks the 2D pattern; for write 1, copies the pattern into it.
 */
-GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint32_t height,
+API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint32_t height,
                            uint32_t seed, uint32_t write, uint64_t *out_mismatches) {
-  if (!p_cuGraphicsGLRegisterImage) return fail(-3, "libcuda.so.1 lacks cuGraphicsGLRegisterImage");
+  if (!p_cuGraphicsGLRegisterImage) return fail_with(-3, "libcuda.so.1 lacks cuGraphicsGLRegisterImage");
   gl_glFinish();
   CUgraphicsResource res = NULL;
   CU(p_cuGraphicsGLRegisterImage(&res, name, target,
@@ -1255,15 +1247,15 @@ GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint3
   CUresult r = p_cuGraphicsMapResources(1, &res, NULL);
   if (r != CUDA_SUCCESS) {
     p_cuGraphicsUnregisterResource(res);
-    return fail(-(int)r - 1000, "cuGraphicsMapResources: %s", cu_name(r));
+    return fail_with(-(int)r - 1000, "cuGraphicsMapResources: %s", cu_name(r));
   }
   CUarray array = NULL;
   r = p_cuGraphicsSubResourceGetMappedArray(&array, res, 0, 0);
   uint8_t *h = host_scratch((size_t)width * 4 * height);
   if (r != CUDA_SUCCESS) {
-    rc = fail(-(int)r - 1000, "cuGraphicsSubResourceGetMappedArray: %s", cu_name(r));
+    rc = fail_with(-(int)r - 1000, "cuGraphicsSubResourceGetMappedArray: %s", cu_name(r));
   } else if (!h) {
-    rc = fail(-5, "out of host memory");
+    rc = fail_with(-5, "out of host memory");
   } else if (!write) {
     rc = array_to_host(array, h, width * 4, height);
     if (!rc) *out_mismatches = count_2d(h, width * 4, height, seed);
@@ -1274,7 +1266,7 @@ GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint3
                        .dstMemoryType = CU_MEMORYTYPE_ARRAY, .dstArray = array,
                        .WidthInBytes = width * 4, .Height = height};
     r = p_cuMemcpy2D(&c);
-    if (r != CUDA_SUCCESS) rc = fail(-(int)r - 1000, "cuMemcpy2D(host to GL array): %s", cu_name(r));
+    if (r != CUDA_SUCCESS) rc = fail_with(-(int)r - 1000, "cuMemcpy2D(host to GL array): %s", cu_name(r));
     *out_mismatches = 0;
   }
   p_cuCtxSynchronize();
@@ -1287,7 +1279,7 @@ GP_API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint3
 
 static void sync_close(void);
 
-GP_API int gp_close_all(void) {
+API int gp_close_all(void) {
   sync_close();
   if (g_glctx) {
     gl_eglMakeCurrent(g_dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -1346,13 +1338,13 @@ static size_t g_sync_scratch_size;
 static uint64_t *g_sync_counter_host; /* pinned: the check kernel's count */
 
 /* Why the semaphore checks cannot run here ("" when they can). */
-GP_API const char *gp_sync_note(void) {
+API const char *gp_sync_note(void) {
   if (!g_device) return "Vulkan is not open";
   return g_sync_note;
 }
 
 static int sync_ready(void) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   if (!g_sync_cmd) {
     VkCommandBufferAllocateInfo cai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, g_pool,
                                        VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
@@ -1365,8 +1357,8 @@ static int sync_ready(void) {
 static int sync_ready_cuda(void) {
   int rc = sync_ready();
   if (rc) return rc;
-  if (g_sync_note[0]) return fail(-3, "%s", g_sync_note);
-  if (!g_ctx) return fail(-4, "CUDA is not open");
+  if (g_sync_note[0]) return fail_with(-3, "%s", g_sync_note);
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
   if (!g_stream) CU(p_cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING));
   if (!g_sync_counter_host) {
     void *p = NULL;
@@ -1404,10 +1396,10 @@ static int ensure_sync_buffer(gp_vk_buffer *b, VkDeviceSize n, int host) {
 ** externalSemaphoreFeatures (1 exportable, 2 importable), [2]
 ** exportFromImportedHandleTypes.
 */
-GP_API int gp_vk_semaphore_props(uint32_t handle_type, uint32_t timeline, uint32_t *out) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_semaphore_props(uint32_t handle_type, uint32_t timeline, uint32_t *out) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   if (!vk_vkGetPhysicalDeviceExternalSemaphoreProperties)
-    return fail(-3, "Vulkan lacks vkGetPhysicalDeviceExternalSemaphoreProperties");
+    return fail_with(-3, "Vulkan lacks vkGetPhysicalDeviceExternalSemaphoreProperties");
   VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
                                     VK_SEMAPHORE_TYPE_TIMELINE, 0};
   VkPhysicalDeviceExternalSemaphoreInfo info = {
@@ -1427,13 +1419,13 @@ GP_API int gp_vk_semaphore_props(uint32_t handle_type, uint32_t timeline, uint32
 ** A VkSemaphore: timeline (starting at `initial`) or binary, exportable as
 ** `handle_types` (0: not exportable). *out_sem gets it.
 */
-GP_API int gp_vk_semaphore_create(uint32_t timeline, uint32_t handle_types, uint64_t initial,
+API int gp_vk_semaphore_create(uint32_t timeline, uint32_t handle_types, uint64_t initial,
                                   uint64_t *out_sem) {
   int rc = sync_ready();
   if (rc) return rc;
-  if (timeline && !g_has_timeline) return fail(-3, "the Vulkan device has no timelineSemaphore feature");
+  if (timeline && !g_has_timeline) return fail_with(-3, "the Vulkan device has no timelineSemaphore feature");
   if (handle_types && !g_has_sem_fd)
-    return fail(-3, "the Vulkan device lacks VK_KHR_external_semaphore_fd");
+    return fail_with(-3, "the Vulkan device lacks VK_KHR_external_semaphore_fd");
   VkSemaphoreTypeCreateInfo type = {VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
                                     VK_SEMAPHORE_TYPE_TIMELINE, initial};
   VkExportSemaphoreCreateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
@@ -1453,9 +1445,9 @@ GP_API int gp_vk_semaphore_create(uint32_t timeline, uint32_t handle_types, uint
 ** 16 sync fd); the caller owns it. A sync fd export needs the semaphore's
 ** signal operation submitted, and may give -1 when it already completed.
 */
-GP_API int gp_vk_semaphore_export(uint64_t sem, uint32_t handle_type, int32_t *out_fd) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
-  if (!vk_vkGetSemaphoreFdKHR) return fail(-3, "the Vulkan device has no vkGetSemaphoreFdKHR");
+API int gp_vk_semaphore_export(uint64_t sem, uint32_t handle_type, int32_t *out_fd) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
+  if (!vk_vkGetSemaphoreFdKHR) return fail_with(-3, "the Vulkan device has no vkGetSemaphoreFdKHR");
   VkSemaphoreGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, NULL,
                                 (VkSemaphore)sem, handle_type};
   int fd = -1;
@@ -1465,15 +1457,15 @@ GP_API int gp_vk_semaphore_export(uint64_t sem, uint32_t handle_type, int32_t *o
 }
 
 /* vkGetSemaphoreCounterValue of a timeline. */
-GP_API int gp_vk_semaphore_value(uint64_t sem, uint64_t *out) {
-  if (!g_device || !vk_vkGetSemaphoreCounterValue) return fail(-4, "Vulkan semaphores are not open");
+API int gp_vk_semaphore_value(uint64_t sem, uint64_t *out) {
+  if (!g_device || !vk_vkGetSemaphoreCounterValue) return fail_with(-4, "Vulkan semaphores are not open");
   VK(vk_vkGetSemaphoreCounterValue(g_device, (VkSemaphore)sem, out));
   return 0;
 }
 
 /* Waits for the queue, then destroys the semaphore. */
-GP_API int gp_vk_semaphore_destroy(uint64_t sem) {
-  if (!g_device || !vk_vkDestroySemaphore) return fail(-4, "Vulkan semaphores are not open");
+API int gp_vk_semaphore_destroy(uint64_t sem) {
+  if (!g_device || !vk_vkDestroySemaphore) return fail_with(-4, "Vulkan semaphores are not open");
   vk_vkQueueWaitIdle(g_queue);
   vk_vkDestroySemaphore(g_device, (VkSemaphore)sem, NULL);
   return 0;
@@ -1484,7 +1476,7 @@ GP_API int gp_vk_semaphore_destroy(uint64_t sem) {
 ** OPAQUE_FD). CUDA owns the fd once the import succeeds; on failure the
 ** probe closes it. *out_ext gets the CUexternalSemaphore.
 */
-GP_API int gp_cu_semaphore_import(int fd, uint32_t timeline, uint64_t *out_ext) {
+API int gp_cu_semaphore_import(int fd, uint32_t timeline, uint64_t *out_ext) {
   CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC hd;
   memset(&hd, 0, sizeof hd);
   hd.type = timeline ? CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
@@ -1494,21 +1486,21 @@ GP_API int gp_cu_semaphore_import(int fd, uint32_t timeline, uint64_t *out_ext) 
   CUresult r = p_cuImportExternalSemaphore(&ext, &hd);
   if (r != CUDA_SUCCESS) {
     close(fd);
-    return fail(-(int)r - 1000, "cuImportExternalSemaphore(%s): %s",
+    return fail_with(-(int)r - 1000, "cuImportExternalSemaphore(%s): %s",
                 timeline ? "TIMELINE_SEMAPHORE_FD" : "OPAQUE_FD", cu_name(r));
   }
   *out_ext = (uint64_t)(uintptr_t)ext;
   return 0;
 }
 
-GP_API int gp_cu_semaphore_destroy(uint64_t ext) {
+API int gp_cu_semaphore_destroy(uint64_t ext) {
   if (g_stream) p_cuStreamSynchronize(g_stream);
   CU(p_cuDestroyExternalSemaphore((CUexternalSemaphore)(uintptr_t)ext));
   return 0;
 }
 
 /* The new frame's bytes in device-local Vulkan memory (copied there once, waited for). */
-GP_API int gp_sync_source(uint64_t n, uint32_t seed) {
+API int gp_sync_source(uint64_t n, uint32_t seed) {
   int rc = sync_ready();
   if (rc) return rc;
   if ((rc = ensure_sync_buffer(&g_sync_src, n, 0)) != 0) return rc;
@@ -1590,13 +1582,13 @@ static int submit_sync(VkSemaphore wait_sem, uint64_t wait_value, VkSemaphore si
 ** been queued (below `value`: Vulkan had not finished yet), [4] ns the CUDA
 ** calls took to queue, [5] the timeline's value at the end.
 */
-GP_API int gp_sync_vk_to_cuda(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t old_seed,
+API int gp_sync_vk_to_cuda(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t old_seed,
                               uint32_t seed, uint64_t sem, uint64_t cu_sem, uint64_t value,
                               uint32_t wait, uint32_t repeats, uint64_t *out) {
   int rc = sync_ready_cuda();
   if (rc) return rc;
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
-  if (!g_sync_src.buffer || g_sync_src.size < n) return fail(-9, "gp_sync_source was not called");
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
+  if (!g_sync_src.buffer || g_sync_src.size < n) return fail_with(-9, "gp_sync_source was not called");
   if ((rc = ensure_pinned((size_t)n)) != 0) return rc;
   /* The old frame, written and finished by CUDA. */
   if ((rc = cu_fill_on_stream(cu_ptr, n, old_seed)) != 0) return rc;
@@ -1657,12 +1649,12 @@ GP_API int gp_sync_vk_to_cuda(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32
 ** out: [0] the timeline's value right after the submission, [1] ns the calls
 ** took, [2] 1 when the CUDA stream had not finished when they returned.
 */
-GP_API int gp_sync_cuda_to_vk(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t seed,
+API int gp_sync_cuda_to_vk(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t seed,
                               uint64_t sem, uint64_t cu_sem, uint64_t cu_value, uint64_t vk_value,
                               uint64_t *out) {
   int rc = sync_ready_cuda();
   if (rc) return rc;
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
   if ((rc = ensure_sync_buffer(&g_sync_read, n, 1)) != 0) return rc;
   CU(p_cuStreamSynchronize(g_stream));
   VK(vk_vkQueueWaitIdle(g_queue));
@@ -1694,8 +1686,8 @@ GP_API int gp_sync_cuda_to_vk(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32
 }
 
 /* The host counts the bytes Vulkan copied back (gp_sync_cuda_to_vk) that are unlike the pattern. */
-GP_API int gp_sync_read_check(uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
-  if (!g_sync_read.buffer || g_sync_read.size < n) return fail(-9, "nothing was read back");
+API int gp_sync_read_check(uint64_t n, uint32_t seed, uint64_t *out_mismatches) {
+  if (!g_sync_read.buffer || g_sync_read.size < n) return fail_with(-9, "nothing was read back");
   *out_mismatches = count_bytes(g_sync_read.mapped, n, seed);
   return 0;
 }
@@ -1706,8 +1698,8 @@ GP_API int gp_sync_read_check(uint64_t n, uint32_t seed, uint64_t *out_mismatche
 ** [2] CUdevice ordinal, [3] cuEventQuery right after recording (0 reached,
 ** 600 not ready), [4] ns the calls took.
 */
-GP_API int gp_cu_event_after_work(uint64_t bytes, uint32_t passes, uint64_t *out) {
-  if (!g_ctx) return fail(-4, "CUDA is not open");
+API int gp_cu_event_after_work(uint64_t bytes, uint32_t passes, uint64_t *out) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
   if (!g_stream) CU(p_cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING));
   if (g_sync_scratch_size < bytes) {
     if (g_sync_scratch) p_cuMemFree(g_sync_scratch);
@@ -1732,9 +1724,9 @@ GP_API int gp_cu_event_after_work(uint64_t bytes, uint32_t passes, uint64_t *out
 }
 
 /* cuEventQuery: 0 reached, 600 not ready, else the error. */
-GP_API int gp_cu_event_query(uint64_t ev) { return (int)p_cuEventQuery((CUevent)(uintptr_t)ev); }
+API int gp_cu_event_query(uint64_t ev) { return (int)p_cuEventQuery((CUevent)(uintptr_t)ev); }
 
-GP_API int gp_cu_event_destroy(uint64_t ev) {
+API int gp_cu_event_destroy(uint64_t ev) {
   CU(p_cuEventDestroy((CUevent)(uintptr_t)ev));
   return 0;
 }
@@ -1748,11 +1740,11 @@ GP_API int gp_cu_event_destroy(uint64_t ev) {
 ** [1] the semaphore (destroy it with gp_vk_semaphore_destroy), [2] ns from
 ** vkQueueSubmit to the export's return.
 */
-GP_API int gp_vk_sync_fd_export(uint32_t slot, uint64_t n, uint32_t repeats, int64_t *out) {
+API int gp_vk_sync_fd_export(uint32_t slot, uint64_t n, uint32_t repeats, int64_t *out) {
   int rc = sync_ready();
   if (rc) return rc;
-  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail(-9, "no probe slot %u", slot);
-  if (!g_sync_src.buffer || g_sync_src.size < n) return fail(-9, "gp_sync_source was not called");
+  if (slot >= GP_VK_SLOTS || !g_slots[slot].buffer) return fail_with(-9, "no probe slot %u", slot);
+  if (!g_sync_src.buffer || g_sync_src.size < n) return fail_with(-9, "gp_sync_source was not called");
   uint64_t sem = 0;
   if ((rc = gp_vk_semaphore_create(0, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT, 0, &sem)) != 0)
     return rc;
@@ -1779,8 +1771,8 @@ fail_sem:
 }
 
 /* Waits until the Vulkan queue is idle (vkQueueWaitIdle). */
-GP_API int gp_vk_queue_idle(void) {
-  if (!g_device) return fail(-4, "Vulkan is not open");
+API int gp_vk_queue_idle(void) {
+  if (!g_device) return fail_with(-4, "Vulkan is not open");
   VK(vk_vkQueueWaitIdle(g_queue));
   return 0;
 }
@@ -1804,13 +1796,13 @@ GP_GPURES_FNS(GP_GPURES_DECL)
 ** Opens the gpures library the tests loaded (the same file: dlopen gives the
 ** same instance, so handles made from Deno are valid here).
 */
-GP_API int gp_gpures_open(const char *path) {
+API int gp_gpures_open(const char *path) {
   if (g_gpures_lib) return 0;
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return fail(-1, "%s could not be opened: %s", path, dlerror());
+  if (!lib) return fail_with(-1, "%s could not be opened: %s", path, dlerror());
 #define GP_GPURES_LOAD(f)                                                                         \
   g_##f = (__typeof__(g_##f))dlsym(lib, #f);                                                      \
-  if (!g_##f) return fail(-3, "%s lacks %s", path, #f);
+  if (!g_##f) return fail_with(-3, "%s lacks %s", path, #f);
   GP_GPURES_FNS(GP_GPURES_LOAD)
 #undef GP_GPURES_LOAD
   g_gpures_lib = lib;
@@ -1820,7 +1812,7 @@ GP_API int gp_gpures_open(const char *path) {
 #define GPURES_CALL(call)                                                                         \
   do {                                                                                            \
     int s_ = (call);                                                                              \
-    if (s_ != GPURES_OK) return fail(-3000 - s_, "%s: status %d: %s", #call, s_, g_gpures_last_error()); \
+    if (s_ != GPURES_OK) return fail_with(-3000 - s_, "%s: status %d: %s", #call, s_, g_gpures_last_error()); \
   } while (0)
 
 /*
@@ -1830,8 +1822,8 @@ GP_API int gp_gpures_open(const char *path) {
 ** wait's, [3] ns from the async wait's start to the event's arrival, [4]
 ** events polled, [5] gpures_sync_poll's answer just before the wait.
 */
-GP_API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out) {
-  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out) {
+  if (!g_gpures_lib) return fail_with(-4, "gpures is not open in the probe");
   uint32_t reached = 0;
   GPURES_CALL(g_gpures_sync_poll(sync, &reached));
   uint32_t queue = 0;
@@ -1841,7 +1833,7 @@ GP_API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out
   int s = g_gpures_sync_wait_async(sync, timeout_ns, queue, token);
   if (s != GPURES_OK) {
     g_gpures_event_queue_close(queue);
-    return fail(-3000 - s, "gpures_sync_wait_async: status %d: %s", s, g_gpures_last_error());
+    return fail_with(-3000 - s, "gpures_sync_wait_async: status %d: %s", s, g_gpures_last_error());
   }
   uint32_t pending = 0;
   int32_t wait_ms = timeout_ns < 0 ? 10000 : (int32_t)(timeout_ns / 1000000 + 1000);
@@ -1852,7 +1844,7 @@ GP_API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out
   uint32_t count = 0;
   if (s == GPURES_OK) s = g_gpures_event_queue_poll(queue, ev, 4, &count);
   g_gpures_event_queue_close(queue);
-  if (s != GPURES_OK) return fail(-3000 - s, "gpures_event_queue_*: status %d", s);
+  if (s != GPURES_OK) return fail_with(-3000 - s, "gpures_event_queue_*: status %d", s);
   out[0] = count ? ev[0].type : 0;
   out[1] = count ? ev[0].status : 0;
   out[2] = count && ev[0].token == token;
@@ -1869,8 +1861,8 @@ GP_API int gp_gpures_async_wait(uint64_t sync, int64_t timeout_ns, uint64_t *out
 ** gpures_sync_poll on `vk_sem` (a VkSemaphore handle); [2] gpures_sync_wait
 ** with timeout 0 on it (reached).
 */
-GP_API int gp_gpures_bench(int fd, uint64_t vk_sem, uint32_t iters, double *out) {
-  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+API int gp_gpures_bench(int fd, uint64_t vk_sem, uint32_t iters, double *out) {
+  if (!g_gpures_lib) return fail_with(-4, "gpures is not open in the probe");
   uint64_t t0 = gp_now_ns();
   for (uint32_t i = 0; i < iters; i++) {
     gpures_vk_semaphore_fd_desc d;
@@ -1921,21 +1913,21 @@ static double median_ns(uint64_t *v, uint32_t n) {
 ** (imports, hits, freed, cached, failed), [9] imports whose `cached` flag was
 ** not what the ring predicts (first lap new, the rest cached).
 */
-GP_API int gp_gpures_cuda_bench(const uint64_t *frames, uint32_t n, uint32_t iters,
+API int gp_gpures_cuda_bench(const uint64_t *frames, uint32_t n, uint32_t iters,
                                 uint32_t uncached, double *out) {
-  if (!g_gpures_lib) return fail(-4, "gpures is not open in the probe");
+  if (!g_gpures_lib) return fail_with(-4, "gpures is not open in the probe");
   if (!n || n > 64 || iters < n || iters > 100000 || uncached > 10000)
-    return fail(-9, "bad bench sizes (%u frames, %u iterations, %u uncached)", n, iters, uncached);
+    return fail_with(-9, "bad bench sizes (%u frames, %u iterations, %u uncached)", n, iters, uncached);
   uint64_t *alone = calloc(iters, sizeof *alone), *with_release = calloc(iters, sizeof *alone);
   uint64_t *fresh = calloc(uncached ? uncached : 1, sizeof *fresh);
   gpures_importer *imp = NULL;
   int rc = 0;
-  if (!alone || !with_release || !fresh) rc = fail(-5, "out of host memory");
+  if (!alone || !with_release || !fresh) rc = fail_with(-5, "out of host memory");
   gpures_cuda_importer_desc desc;
   memset(&desc, 0, sizeof desc);
   desc.struct_size = sizeof desc;
   int s = rc ? 0 : g_gpures_cuda_importer_create(&desc, &imp);
-  if (s != GPURES_OK) rc = fail(-3000 - s, "gpures_cuda_importer_create: %s", g_gpures_last_error());
+  if (s != GPURES_OK) rc = fail_with(-3000 - s, "gpures_cuda_importer_create: %s", g_gpures_last_error());
   uint32_t wrong_flag = 0, timed = 0;
   for (uint32_t i = 0; rc == 0 && i < iters; i++) {
     gpures_cuda_imported r;
@@ -1947,7 +1939,7 @@ GP_API int gp_gpures_cuda_bench(const uint64_t *frames, uint32_t n, uint32_t ite
     if (s == GPURES_OK) s = g_gpures_release(r.handle);
     uint64_t t2 = gp_now_ns();
     if (s != GPURES_OK) {
-      rc = fail(-3000 - s, "gpures_cuda_import of frame %u: %s", i, g_gpures_last_error());
+      rc = fail_with(-3000 - s, "gpures_cuda_import of frame %u: %s", i, g_gpures_last_error());
       break;
     }
     wrong_flag += r.cached != (i >= n);
@@ -1962,14 +1954,14 @@ GP_API int gp_gpures_cuda_bench(const uint64_t *frames, uint32_t n, uint32_t ite
     if (s == GPURES_OK) s = g_gpures_cuda_import(imp, frames[i % n], &r);
     fresh[i] = gp_now_ns() - t0;
     if (s == GPURES_OK) s = g_gpures_release(r.handle);
-    if (s != GPURES_OK) rc = fail(-3000 - s, "uncached import %u: %s", i, g_gpures_last_error());
+    if (s != GPURES_OK) rc = fail_with(-3000 - s, "uncached import %u: %s", i, g_gpures_last_error());
     else wrong_flag += r.cached != 0;
   }
   gpures_importer_stats st;
   memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
   if (rc == 0 && (s = g_gpures_importer_stats_get(imp, &st)) != GPURES_OK)
-    rc = fail(-3000 - s, "gpures_importer_stats_get: %s", g_gpures_last_error());
+    rc = fail_with(-3000 - s, "gpures_importer_stats_get: %s", g_gpures_last_error());
   if (imp) g_gpures_importer_destroy(imp);
   if (rc == 0) {
     double p99 = 0;

@@ -30,7 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <vulkan/vulkan.h>
+#define VK_MIN_PROTOTYPES /* this helper links the loader */
+#include "khronos/vulkan_min.h"
 
 #define HELPER_ERROR_THREAD_LOCAL /* each calling thread keeps its own last error */
 #include "../helper.h"
