@@ -5,7 +5,7 @@
 
 import { check, eventsAt, eventView, native, u32At, u32Out } from "./_native.ts";
 import { lastError } from "./_native.ts";
-import type { Symbols } from "./_symbols.ts";
+import type { Symbols } from "./gen/symbols.ts";
 
 interface KeepAliveRecord {
   keepAlive: unknown;

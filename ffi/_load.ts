@@ -26,7 +26,7 @@
  * @module
  */
 
-import { type Symbols, symbols } from "./_symbols.ts";
+import { type Symbols, symbols } from "./gen/symbols.ts";
 import { ABI_VERSION, ENUMS, FRAME_META, KINDS } from "./_kinds.ts";
 import { type FieldRow, readEnums, readKinds, readMetaKind } from "./_tables.ts";
 import { LibraryLoadError } from "./errors.ts";

@@ -4,7 +4,7 @@
 // error of a failed call is read from the library's thread-local last error.
 
 import { lib } from "./_load.ts";
-import type { Symbols } from "./_symbols.ts";
+import type { Symbols } from "./gen/symbols.ts";
 import { errorFor, type GpuResourceError } from "./errors.ts";
 
 const scratch = new ArrayBuffer(16 + 48 + 16 * 64);

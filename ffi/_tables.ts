@@ -2,7 +2,7 @@
 // formats). The loader compares them with the generated _kinds.ts; the
 // generator writes _kinds.ts from them.
 
-import type { Symbols } from "./_symbols.ts";
+import type { Symbols } from "./gen/symbols.ts";
 
 /** One descriptor field, as gpures_field_info describes it. */
 export interface FieldRow {

@@ -10,7 +10,8 @@
 //
 // With --check it writes nothing and fails when the files are out of date.
 
-import { symbols } from "../ffi/_symbols.ts";
+import { symbols } from "../ffi/gen/symbols.ts";
+import { symbolsFile } from "./gen_symbols.ts";
 import { type FieldRow, type KindRow, readEnums, readKinds, readMetaKind } from "../ffi/_tables.ts";
 import { FIELD, memberName, type Node, nodesOf } from "../ffi/_shape.ts";
 
@@ -334,6 +335,7 @@ for (
     ["ffi/_kinds.ts", kindsFile()],
     ["ffi/_types.ts", typesFile()],
     ["ffi/variants.ts", variantsFile()],
+    ["ffi/gen/symbols.ts", await symbolsFile(root)],
     ["README.md", readmeFile(await Deno.readTextFile(readme))],
   ]
 ) {
