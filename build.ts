@@ -23,8 +23,9 @@
  * @module
  */
 
-import { cacheDir, VERSION } from "./ffi/_cache.ts";
-import { libraryFileName } from "./ffi/_load.ts";
+import { cacheDir, VERSION } from "./ffi/load/cache.ts";
+import { libraryFileName } from "./ffi/load/load.ts";
+import { fromBase64, gunzip } from "./ffi/load/unpack.ts";
 
 /** The folders and files, relative to the package root, that the native build needs. */
 const SOURCE_ROOTS = ["CMakeLists.txt", "cmake/install", "native/include", "native/src"];
@@ -43,9 +44,8 @@ export async function nativeSources(
   const files = new Map<string, Uint8Array>();
   if (from === "package") {
     const mod = await import("./prebuilt/sources.ts");
-    const packed = Uint8Array.from(atob(mod.gzipBase64), (c) => c.charCodeAt(0));
-    const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
-    const map: Record<string, string> = await new Response(stream).json();
+    const json = new TextDecoder().decode(gunzip(fromBase64(mod.gzipBase64)));
+    const map: Record<string, string> = JSON.parse(json);
     const enc = new TextEncoder();
     for (const [path, text] of Object.entries(map)) files.set(path, enc.encode(text));
     return files;

@@ -25,13 +25,13 @@
  * @module
  */
 
-export { load, type LoadedLibrary, type LoadOptions } from "./ffi/_load.ts";
-export { type CreateOptions, type FdCreateOptions } from "./ffi/_create.ts";
-export { GpuResource } from "./ffi/gpu_resource.ts";
-export { FdResource } from "./ffi/fd_resource.ts";
-export { SyncPoint, type WaitOptions } from "./ffi/sync_point.ts";
-export { pendingSyncWaits } from "./ffi/_sync_waits.ts";
-export * from "./ffi/variants.ts";
+export { load, type LoadedLibrary, type LoadOptions } from "./ffi/load/load.ts";
+export { type CreateOptions, type FdCreateOptions } from "./ffi/kinds/create.ts";
+export { type Fence, GpuResource } from "./ffi/kinds/gpu_resource.ts";
+export { FdResource } from "./ffi/kinds/fd_resource.ts";
+export { SyncPoint, type WaitOptions } from "./ffi/sync/sync_point.ts";
+export { pendingSyncWaits } from "./ffi/events/sync_waits.ts";
+export * from "./ffi/gen/variants.ts";
 export {
   BufferGoneEvent,
   Channel,
@@ -40,20 +40,20 @@ export {
   type ChannelStats,
   type ConnectOptions,
   type ReceiveOptions,
-} from "./ffi/channel.ts";
+} from "./ffi/channel/channel.ts";
 export {
   type AcquireOptions,
   FramePool,
   type FramePoolOptions,
   type FramePoolStats,
   type TryAcquireOptions,
-} from "./ffi/frame_pool.ts";
-export { PlaneCache } from "./ffi/plane_cache.ts";
-export { FrameQueue } from "./ffi/frame_queue.ts";
-export type { FrameMeta, FrameMetaInit } from "./ffi/_types.ts";
-export { type MapOptions } from "./ffi/_mapping.ts";
-export { liveHandles, liveMappings } from "./ffi/counts.ts";
-export { clockUs } from "./ffi/clock.ts";
+} from "./ffi/frames/frame_pool.ts";
+export { PlaneCache } from "./ffi/frames/plane_cache.ts";
+export { FrameQueue } from "./ffi/frames/frame_queue.ts";
+export type { FrameMeta, FrameMetaInit } from "./ffi/gen/types.ts";
+export { type MapOptions } from "./ffi/map/mapping.ts";
+export { liveHandles, liveMappings } from "./ffi/kinds/counts.ts";
+export { clockUs } from "./ffi/frames/clock.ts";
 export {
   type FrameLayout,
   type LayoutOptions,
@@ -62,8 +62,8 @@ export {
   type PixelFormatTable,
   type PlaneInfo,
   type PlaneLayout,
-} from "./ffi/pixel_format.ts";
-export { type PlanePlacement, type PlaneView, planeViews } from "./ffi/planes.ts";
+} from "./ffi/map/pixel_format.ts";
+export { type PlanePlacement, type PlaneView, planeViews } from "./ffi/map/planes.ts";
 export {
   compareDevices,
   type DeviceId,
@@ -82,7 +82,7 @@ export {
   negotiate,
   type Negotiated,
   type PointerArg,
-} from "./ffi/interop.ts";
+} from "./ffi/interop/device.ts";
 export {
   cudaCaps,
   cudaDeviceInfo,
@@ -90,20 +90,20 @@ export {
   CudaImporter,
   type CudaImporterOptions,
   type CudaPointerImport,
-} from "./ffi/interop_cuda.ts";
+} from "./ffi/interop/cuda.ts";
 export {
   eglCaps,
   type EglImport,
   EglImporter,
   type EglImporterOptions,
-} from "./ffi/interop_egl.ts";
+} from "./ffi/interop/egl.ts";
 export {
   vulkanCaps,
   vulkanDeviceInfo,
   type VulkanImport,
   VulkanImporter,
   type VulkanImporterOptions,
-} from "./ffi/interop_vulkan.ts";
+} from "./ffi/interop/vulkan.ts";
 export {
   type ColorMeta,
   FRAME_TO_RGBA_WGSL,
@@ -119,7 +119,7 @@ export {
   type WebGpuFrameUploaderOptions,
   type YuvMatrix,
   yuvToRgbCoefficients,
-} from "./ffi/webgpu_bridge.ts";
+} from "./ffi/interop/webgpu.ts";
 export {
   CancelledError,
   DeviceLostError,
@@ -133,4 +133,4 @@ export {
   UnsupportedPlatformError,
   WrongKindError,
 } from "./ffi/errors.ts";
-export type * from "./ffi/_types.ts";
+export type * from "./ffi/gen/types.ts";

@@ -85,8 +85,8 @@ deno run --allow-read --allow-write tools/gen_fixtures.ts >>gen.log 2>&1
 result "the fixture generator takes the kind" $?
 grep -q "gpures_fixture_fill_test_blob" native/tests/fixtures.gen.h
 result "the C fixtures have TestBlob" $?
-grep -q 'export class TestBlob extends GpuResource' ffi/variants.ts
-result "ffi/variants.ts has the TestBlob class" $?
+grep -q 'export class TestBlob extends GpuResource' ffi/gen/variants.ts
+result "ffi/gen/variants.ts has the TestBlob class" $?
 grep -q '| 37 | `TestBlob`' README.md
 result "README.md lists the kind" $?
 

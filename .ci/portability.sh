@@ -4,7 +4,7 @@
 #
 # Windows: cross-builds gpures.dll and the C tests with mingw-w64 through
 #   cmake/toolchains/mingw-w64.cmake into build-windows/, checks the DLL's
-#   name, exports (every symbol ffi/_symbols.ts binds) and imports (system
+#   name, exports (every symbol ffi/gen/symbols.ts binds) and imports (system
 #   DLLs only), runs the C tests under Wine (one check per test executable),
 #   and checks that the tables the Deno module compares at load are the same
 #   in gpures.dll as in a Linux build.
@@ -69,14 +69,14 @@ if [ "$built" = 1 ]; then
     exports=$(x86_64-w64-mingw32-objdump -p "$dll" |
       sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' | awk '{print $NF}' | grep '^gpures')
     # The C names the loader binds: an entry's `name` when it aliases one (fast-path variants).
-    wanted=$(deno eval --quiet 'import { symbols } from "./ffi/_symbols.ts";
+    wanted=$(deno eval --quiet 'import { symbols } from "./ffi/gen/symbols.ts";
       for (const [key, def] of Object.entries(symbols)) console.log("name" in def ? def.name : key);' |
       sort -u)
     absent=$(comm -13 <(sort -u <<<"$exports") <(echo "$wanted"))
     foreign=$(foreign_imports "$dll"; for exe in "$bw"/native/tests/*.exe; do foreign_imports "$exe" gpures.dll; done)
-    echo "gpures.dll exports $(wc -l <<<"$exports") functions; ffi/_symbols.ts binds $(wc -l <<<"$wanted")"
+    echo "gpures.dll exports $(wc -l <<<"$exports") functions; ffi/gen/symbols.ts binds $(wc -l <<<"$wanted")"
     if [ -z "$wanted" ]; then
-      fail "found no gpures_* symbol in ffi/_symbols.ts"
+      fail "found no gpures_* symbol in ffi/gen/symbols.ts"
     elif [ -n "$absent" ]; then
       fail "gpures.dll lacks: $absent"
     elif [ -n "$foreign" ]; then

@@ -28,7 +28,7 @@ import {
   liveHandles,
   PixelFormat,
 } from "../mod.ts";
-import { lib } from "../ffi/_load.ts";
+import { lib } from "../ffi/load/load.ts";
 import { clockUs, decodeStamps, STAMP_BYTES, type Stamps } from "./_frames_clock.ts";
 import { closeFd, memfd } from "./_memfd.ts";
 import { measureWakeFloor } from "./_wake_floor.ts";

@@ -23,8 +23,8 @@ import {
   VkBufferHandle,
   VkImage,
 } from "../mod.ts";
-import { codecOf } from "../ffi/_codec.ts";
-import { lib } from "../ffi/_load.ts";
+import { codecOf } from "../ffi/table/codec.ts";
+import { lib } from "../ffi/load/load.ts";
 import { benchDesc } from "./_fixtures.ts";
 import { closeFd } from "./_memfd.ts";
 

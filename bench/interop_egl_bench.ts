@@ -12,8 +12,8 @@
 //   deno run --allow-ffi --allow-read --allow-env bench/interop_egl_bench.ts
 
 import { FramePool } from "../mod.ts";
-import { EglImporter } from "../ffi/interop_egl.ts";
-import { lib } from "../ffi/_load.ts";
+import { EglImporter } from "../ffi/interop/egl.ts";
+import { lib } from "../ffi/load/load.ts";
 import { helperLib } from "../tests/_support/helper_lib.ts";
 
 const gl = Deno.dlopen(helperLib("libgpures_test_gl.so"), {

@@ -13,8 +13,8 @@
 // Needs build/test-helpers/libgpures_test_vulkan.so for a VkDevice (lavapipe will do).
 
 import { FramePool } from "../mod.ts";
-import { native } from "../ffi/_native.ts";
-import { VulkanImporter } from "../ffi/interop_vulkan.ts";
+import { native } from "../ffi/load/native.ts";
+import { VulkanImporter } from "../ffi/interop/vulkan.ts";
 import { helperLib } from "../tests/_support/helper_lib.ts";
 
 const helper = Deno.dlopen(

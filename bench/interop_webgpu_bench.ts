@@ -1,4 +1,4 @@
-// A 1080p NV12 frame into Deno's WebGPU through ffi/webgpu_bridge.ts, next
+// A 1080p NV12 frame into Deno's WebGPU through ffi/interop/webgpu.ts, next
 // to what a CPU does with the same frame in the same run:
 //   - NV12 to RGBA in TypeScript (BT.601 limited, fixed point): the baseline;
 //   - a plain copy of the frame's bytes (`target.set`), the least a copy costs;
@@ -14,7 +14,7 @@
 //   deno bench --allow-ffi --allow-read --allow-env bench/interop_webgpu_bench.ts
 
 import { FramePool, liveHandles, PixelFormat, type PlaneView, planeViews } from "../mod.ts";
-import { WebGpuFrameUploader } from "../ffi/webgpu_bridge.ts";
+import { WebGpuFrameUploader } from "../ffi/interop/webgpu.ts";
 
 const W = 1920, H = 1080;
 const perms = { ffi: true, read: true, env: true } as const;

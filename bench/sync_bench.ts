@@ -17,7 +17,7 @@
 
 import process from "node:process";
 import { CpuFence } from "../mod.ts";
-import { lib } from "../ffi/_load.ts";
+import { lib } from "../ffi/load/load.ts";
 import { measureWakeFloor } from "./_wake_floor.ts";
 import { libc } from "../tests/_support/libc.ts";
 

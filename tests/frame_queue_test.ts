@@ -9,7 +9,9 @@ import {
   FrameQueue,
   InvalidHandleError,
   liveHandles,
+  PlaneCache,
   ReleasedError,
+  WrongKindError,
 } from "../mod.ts";
 import { paint, patternMeta } from "./_support/frame_pattern.ts";
 
@@ -55,6 +57,20 @@ Deno.test("a closed FrameQueue refuses pushes, and gives what it held, then null
   held?.release();
   assert.equal(await waiting.pop(), null);
   assert.equal(waiting.popBlocking(0), null);
+});
+
+Deno.test("a popped frame goes straight to a PlaneCache, which refuses a kind without planes", async () => {
+  const queue = new FrameQueue(1);
+  queue.push(bytes());
+  using popped = await FrameQueue.from(queue.buffer).pop();
+  const cache = new PlaneCache();
+  assert.throws(
+    () => cache.of(popped!),
+    (e: unknown) =>
+      e instanceof WrongKindError && e.field === "frame" &&
+      e.message === "Cannot view planes: the frame is a CpuBytes, not a DmaBufHandle",
+  );
+  assert.throws(() => cache.of({} as never), WrongKindError);
 });
 
 Deno.test("a FrameQueue refuses a buffer that is not one, and a bad capacity", () => {

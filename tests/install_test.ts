@@ -5,8 +5,8 @@
 // story offline and on aarch64 under qemu.
 
 import assert from "node:assert/strict";
-import { currentTarget } from "../ffi/_prebuilt.ts";
-import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { currentTarget } from "../ffi/load/_prebuilt.ts";
+import { PREBUILT_TARGETS } from "../ffi/load/targets.ts";
 import { setup } from "./_support/eval_setup.ts";
 
 const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");

@@ -1,4 +1,4 @@
-// The CUDA importer (ffi/interop_cuda.ts, native/src/interop/cuda.c) where
+// The CUDA importer (ffi/interop/cuda.ts, native/src/interop/cuda.c) where
 // it can run: without NVIDIA's driver every entry point must fail cleanly,
 // UnsupportedError naming libcuda.so.1, with no crash, handle or fd left; bad
 // input is refused before CUDA is asked. With a driver, the device's identity
@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { liveHandles, UnsupportedError, VkOpaqueFd } from "../mod.ts";
-import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../ffi/interop_cuda.ts";
-import { framePoolCaps } from "../ffi/interop.ts";
-import { lastError, native } from "../ffi/_native.ts";
+import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../ffi/interop/cuda.ts";
+import { framePoolCaps } from "../ffi/interop/device.ts";
+import { lastError, native } from "../ffi/load/native.ts";
 import { GpuResourceError, InvalidHandleError } from "../ffi/errors.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
 

@@ -1,4 +1,4 @@
-// The EGL importer (native/src/interop/egl.c, ffi/interop_egl.ts) on a real
+// The EGL importer (native/src/interop/egl.c, ffi/interop/egl.ts) on a real
 // EGL: Mesa's llvmpipe through EGL surfaceless in CI, which imports a plain
 // memfd as a dma-buf. Frames come from a FramePool (memfds written by the
 // CPU); the test GL library (tests/gpu_helpers/gl) reads the imported textures
@@ -23,8 +23,8 @@ import {
   UnsupportedError,
   WrongKindError,
 } from "../mod.ts";
-import type { FormatCap } from "../ffi/interop.ts";
-import { eglCaps, EglImporter } from "../ffi/interop_egl.ts";
+import type { FormatCap } from "../ffi/interop/device.ts";
+import { eglCaps, EglImporter } from "../ffi/interop/egl.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
 import { helperLib } from "./_support/helper_lib.ts";
 

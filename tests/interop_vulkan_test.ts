@@ -1,4 +1,4 @@
-// The Vulkan importer (native/src/interop/vulkan.c, ffi/interop_vulkan.ts) on
+// The Vulkan importer (native/src/interop/vulkan.c, ffi/interop/vulkan.ts) on
 // a real device: lavapipe, Mesa 25, which imports a memfd as a dma-buf.
 //
 // Bytes go both ways through real memory: the CPU writes a FramePool frame,
@@ -17,9 +17,9 @@ import {
   liveMappings,
   VkOpaqueFd,
 } from "../mod.ts";
-import type { DmaBufHandle as Frame } from "../ffi/dma_buf.ts";
-import type { PlaneView } from "../ffi/planes.ts";
-import type { PixelFormatName } from "../ffi/_types.ts";
+import type { DmaBufHandle as Frame } from "../ffi/kinds/dma_buf.ts";
+import type { PlaneView } from "../ffi/map/planes.ts";
+import type { PixelFormatName } from "../ffi/gen/types.ts";
 import {
   DeviceMismatchError,
   InvalidHandleError,
@@ -27,13 +27,13 @@ import {
   UnsupportedError,
   WrongKindError,
 } from "../ffi/errors.ts";
-import { framePoolCaps, type ImporterStats, negotiate } from "../ffi/interop.ts";
+import { framePoolCaps, type ImporterStats, negotiate } from "../ffi/interop/device.ts";
 import {
   vulkanCaps,
   vulkanDeviceInfo,
   VulkanImporter,
   type VulkanImporterOptions,
-} from "../ffi/interop_vulkan.ts";
+} from "../ffi/interop/vulkan.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
 import {
   CAP_DMA_BUF_IMPORT,

@@ -22,7 +22,7 @@ import {
   type UploadOptions,
   WebGpuFrameUploader,
   yuvToRgbCoefficients,
-} from "../ffi/webgpu_bridge.ts";
+} from "../ffi/interop/webgpu.ts";
 
 const adapter = await navigator.gpu?.requestAdapter().catch(() => null);
 const device = await adapter?.requestDevice().catch(() => undefined);
@@ -535,8 +535,8 @@ gpuTest("the exported WGSL and coefficients convert in a user's own pipeline", a
 });
 
 gpuTest("negotiation with WebGPU agrees on an upload, which a pool then feeds", async (device) => {
-  const { framePoolCaps, negotiate } = await import("../ffi/interop.ts");
-  const { webGpuCaps } = await import("../ffi/webgpu_bridge.ts");
+  const { framePoolCaps, negotiate } = await import("../ffi/interop/device.ts");
+  const { webGpuCaps } = await import("../ffi/interop/webgpu.ts");
   const pick = negotiate(framePoolCaps(), webGpuCaps(device), { width: 64, height: 32 });
   assert.equal(pick.format, "NV12"); // the pool's first row WebGPU converts
   assert.equal(pick.memory, "host"); // WebGPU imports nothing: the planes are written in

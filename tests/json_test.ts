@@ -15,7 +15,7 @@ import {
   VkImage,
 } from "../mod.ts";
 import { close, memfd } from "./_support/libc.ts";
-import { lib } from "../ffi/_load.ts";
+import { lib } from "../ffi/load/load.ts";
 
 const U64_MAX = (1n << 64n) - 1n;
 const UUID = Uint8Array.from({ length: 16 }, (_, i) => i * 17); // 00 11 22 ... ff

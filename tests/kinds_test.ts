@@ -12,7 +12,7 @@ import {
   VkOpaqueFd,
   WrongKindError,
 } from "../mod.ts";
-import { KINDS } from "../ffi/_kinds.ts";
+import { KINDS } from "../ffi/gen/kinds.ts";
 import { fixture, valid, validDesc } from "./_support/fixtures.ts";
 import { close, memfd } from "./_support/libc.ts";
 

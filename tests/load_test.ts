@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { liveHandles, load } from "../mod.ts";
-import { libraryFileName } from "../ffi/_load.ts";
-import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { libraryFileName } from "../ffi/load/load.ts";
+import { PREBUILT_TARGETS } from "../ffi/load/targets.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
 
 const MOD = new URL("../mod.ts", import.meta.url).href;
@@ -82,17 +82,22 @@ async function removeDir(dir: string): Promise<void> {
 }
 
 /**
- * ffi/*.ts, to copy into a temporary folder so the copy's "build next to the
+ * Every .ts file under ffi/, to copy into a temporary folder so the copy's "build next to the
  * module" (<folder>/build) does not exist, with prebuilt/ modules that hold no
- * library. `edit` may change a file's text.
+ * library. `edit` may change a file's text; it gets the path under ffi/.
  */
 function ffiFiles(edit?: (name: string, text: string) => string): Record<string, string> {
   const files: Record<string, string> = {};
-  for (const entry of Deno.readDirSync(FFI)) {
-    if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
-    const text = Deno.readTextFileSync(new URL(entry.name, FFI));
-    files[`ffi/${entry.name}`] = edit ? edit(entry.name, text) : text;
-  }
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(new URL(dir, FFI))) {
+      const name = dir + entry.name;
+      if (entry.isDirectory) walk(`${name}/`);
+      if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
+      const text = Deno.readTextFileSync(new URL(name, FFI));
+      files[`ffi/${name}`] = edit ? edit(name, text) : text;
+    }
+  };
+  walk("");
   // prebuilt/ with no library for any target: as on a platform without a prebuilt one.
   for (const t of PREBUILT_TARGETS) {
     files[`prebuilt/${t.name}.ts`] = placeholderModuleText(t, "a copy without prebuilt libraries");
@@ -146,7 +151,7 @@ console.log(JSON.stringify(out));
 }
 
 const IMPORT_MOD = `import * as gpures from ${JSON.stringify(MOD)};`;
-const IMPORT_COPY = `import { load } from "./ffi/_load.ts";`;
+const IMPORT_COPY = `import { load } from "./ffi/load/load.ts";`;
 
 // ------------------------------------------------------------------ permissions
 
@@ -277,12 +282,12 @@ Deno.test("load() without --allow-env says GPURES_LIB was not read and which fla
 
 // ---------------------------------------------------------------------- trust
 
-/** ffi/ with _kinds.ts (the generated layouts) edited, as if made for another build. */
+/** ffi/ with gen/kinds.ts (the generated layouts) edited, as if made for another build. */
 function ffiWithKinds(edit: (text: string) => string): Record<string, string> {
   return ffiFiles((name, text) => {
-    if (name !== "_kinds.ts") return text;
+    if (name !== "gen/kinds.ts") return text;
     const edited = edit(text);
-    assert.notEqual(edited, text, "the edit changed _kinds.ts");
+    assert.notEqual(edited, text, "the edit changed gen/kinds.ts");
     return edited;
   });
 }
@@ -317,7 +322,7 @@ Deno.test("load() refuses a library older than the module (a lower ABI minor)", 
 
 Deno.test("load() refuses a library whose descriptor sizes differ from the module's", async () => {
   const { result } = await loadThroughCopy(
-    ffiWithKinds((text) => text.replace('"descSize": 32,', '"descSize": 40,')), // D3D11Texture's
+    ffiWithKinds((text) => text.replace("descSize: 32,", "descSize: 40,")), // D3D11Texture's
   );
   assert.equal(result.error, "LibraryLoadError");
   assert.equal(result.code, "ABI_MISMATCH");
@@ -327,9 +332,9 @@ Deno.test("load() refuses a library whose descriptor sizes differ from the modul
 Deno.test("load() refuses a library whose field offsets differ from the module's", async () => {
   const { result } = await loadThroughCopy(ffiWithKinds((text) => {
     // Move CpuBytes.rowPitch by four bytes.
-    const kind = text.indexOf('"name": "CpuBytes"');
-    const row = text.indexOf('"path": "rowPitch"', kind);
-    const offset = text.indexOf('"offset": ', row) + '"offset": '.length;
+    const kind = text.indexOf('name: "CpuBytes"');
+    const row = text.indexOf('path: "rowPitch"', kind);
+    const offset = text.indexOf("offset: ", row) + "offset: ".length;
     const end = text.indexOf(",", offset);
     return `${text.slice(0, offset)}${Number(text.slice(offset, end)) + 4}${text.slice(end)}`;
   }));

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { nativeSources } from "../build.ts";
-import { VERSION } from "../ffi/_cache.ts";
-import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { VERSION } from "../ffi/load/cache.ts";
+import { PREBUILT_TARGETS } from "../ffi/load/targets.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
 
 const root = new URL("../", import.meta.url);
@@ -78,7 +78,7 @@ Deno.test("a library built by build.ts into the cache folder is found by load()"
   })) {
         await Deno.writeTextFile(copy + "/prebuilt/" + name + ".ts", text);
       }
-      const { load } = await import("file://" + copy + "/ffi/_load.ts");
+      const { load } = await import("file://" + copy + "/ffi/load/load.ts");
       const found = load();
       console.log(JSON.stringify({ built, found: found.path, cache }));
     } finally {

@@ -3,10 +3,10 @@
 
 import assert from "node:assert/strict";
 import { DmaBufHandle, GpuResource, UnsupportedPlatformError } from "../mod.ts";
-import { KINDS } from "../ffi/_kinds.ts";
-import { lib } from "../ffi/_load.ts";
-import { libraryFileName } from "../ffi/_load.ts";
-import { setOsForTesting } from "../ffi/_platform.ts";
+import { KINDS } from "../ffi/gen/kinds.ts";
+import { lib } from "../ffi/load/load.ts";
+import { libraryFileName } from "../ffi/load/load.ts";
+import { setOsForTesting } from "../ffi/table/platform.ts";
 
 // SECTION 3 of the contract, written out independently of the generated table.
 const ALL = "linux windows darwin android freebsd netbsd openbsd aix solaris illumos".split(" ");

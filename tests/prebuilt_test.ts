@@ -6,16 +6,15 @@
 // of the package with no build/ next to it (as a JSR install has).
 
 import assert from "node:assert/strict";
-import { PREBUILT_TARGETS } from "../ffi/_prebuilt_targets.ts";
+import { PREBUILT_TARGETS } from "../ffi/load/targets.ts";
 import {
   currentTarget,
   type PrebuiltModule,
   preparePrebuilt,
   sha256Hex,
   unpack,
-} from "../ffi/_prebuilt.ts";
-import { sha256HexSync } from "../ffi/_prebuilt_sha256.ts";
-import { gunzipSync } from "../ffi/_prebuilt_inflate.ts";
+} from "../ffi/load/_prebuilt.ts";
+import { gunzip, sha256HexSync } from "../ffi/load/unpack.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
 import { setup } from "./_support/eval_setup.ts";
 
@@ -72,7 +71,7 @@ Deno.test("the synchronous gunzip equals DecompressionStream, and throws (never 
   ];
   for (const raw of samples) {
     const packed = fromB64(await gzipBase64(raw));
-    assert.deepEqual(gunzipSync(packed), raw);
+    assert.deepEqual(gunzip(packed), raw);
   }
   const packed = fromB64(await gzipBase64(samples[3]));
   let threw = 0;
@@ -80,14 +79,14 @@ Deno.test("the synchronous gunzip equals DecompressionStream, and throws (never 
     const bad = packed.slice();
     bad[10 + ((i * 7919) % (bad.length - 10))] ^= 1 << (i % 8);
     try {
-      gunzipSync(bad);
+      gunzip(bad);
     } catch (e) {
       assert.ok(e instanceof Error);
       threw++;
     }
   }
   assert.ok(threw > 0);
-  assert.throws(() => gunzipSync(packed.subarray(0, packed.length >> 1)), Error);
+  assert.throws(() => gunzip(packed.subarray(0, packed.length >> 1)), Error);
 });
 
 /** The targets whose module holds a library (one whose build failed is --check's to report). */
@@ -189,7 +188,7 @@ async function inCopy(
   flags: string[],
   env: Record<string, string> = {},
 ): Promise<Outcome> {
-  const script = `import { load, setPrebuiltOptions } from "./ffi/_load.ts";
+  const script = `import { load, setPrebuiltOptions } from "./ffi/load/load.ts";
 import { CpuBytes } from "./mod.ts";
 let out;
 try {
@@ -494,7 +493,7 @@ copyTest(
   async (dir) => {
     const { result } = await inCopy(
       dir,
-      `const { prebuiltState } = await import("./ffi/_prebuilt.ts");
+      `const { prebuiltState } = await import("./ffi/load/_prebuilt.ts");
        const p = prebuiltState().ok;
        const libc = Deno.dlopen("libc.so.6", {
          memfd_create: { parameters: ["buffer", "u32"], result: "i32" },

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { GpuResource, InvalidHandleError, liveHandles, UnsupportedPlatformError } from "../mod.ts";
-import { KINDS } from "../ffi/_kinds.ts";
+import { KINDS } from "../ffi/gen/kinds.ts";
 import {
   type Change,
   CLASSES,

@@ -9,7 +9,7 @@ import { Channel, CpuFence, type DmaBufHandle, FramePool, ReleasedError } from "
 import { threadCount } from "./_support/libc.ts";
 import { within } from "./_support/within.ts";
 import { patternedFrame } from "./_support/fixtures.ts";
-import { pendingFdWaits } from "../ffi/_fd_waits.ts";
+import { pendingFdWaits } from "../ffi/events/fd_waits.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

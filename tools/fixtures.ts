@@ -25,8 +25,8 @@
 //   flags: extraFlags(1 << 7)  C only: the descriptor's flags word with more bits
 // Changes that one language cannot express say `only: "c"` or `only: "ts"`.
 
-import type * as T from "../ffi/_types.ts";
-import type * as V from "../ffi/variants.ts";
+import type * as T from "../ffi/gen/types.ts";
+import type * as V from "../ffi/gen/variants.ts";
 
 // ------------------------------------------------------------ placeholders
 

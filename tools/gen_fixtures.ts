@@ -10,16 +10,16 @@
 //                                      (fuzz_create.c's input format)
 // The Deno tests and benchmarks import tools/fixtures.ts itself: TypeScript
 // resolves the placeholders at run time, so a generated TypeScript copy would
-// only be one more file to keep fresh. Layouts come from ffi/_kinds.ts (which
+// only be one more file to keep fresh. Layouts come from ffi/gen/kinds.ts (which
 // tools/gen.ts writes from the library), flag names from gpures.h.
 //
 //   deno run --allow-read --allow-write tools/gen_fixtures.ts [--check]
 //
 // With --check it writes nothing and fails when a generated file differs.
 
-import { ENUMS, KINDS } from "../ffi/_kinds.ts";
-import { FIELD } from "../ffi/_shape.ts";
-import type { FieldRow, KindRow } from "../ffi/_tables.ts";
+import { ENUMS, KINDS } from "../ffi/gen/kinds.ts";
+import { FIELD } from "../ffi/table/shape.ts";
+import type { FieldRow, KindRow } from "../ffi/table/tables.ts";
 import {
   type Change,
   FIXTURES,

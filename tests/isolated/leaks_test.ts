@@ -12,7 +12,7 @@
 // figure; without it the test relies on V8's own collections.
 
 import assert from "node:assert/strict";
-import { KINDS } from "../../ffi/_kinds.ts";
+import { KINDS } from "../../ffi/gen/kinds.ts";
 import {
   CpuBytes,
   CpuSharedSlot,
