@@ -1,4 +1,4 @@
-// interop_cuda.ts: VkOpaqueFd frames into CUDA device memory, cached per
+// VkOpaqueFd frames into CUDA device memory, cached per
 // buffer (gpures_cuda_importer_create, gpures_cuda_import), and what a CUDA
 // device says about itself. libcuda.so.1 is opened by the C library on first
 // use; without it every call here throws UnsupportedError naming it.

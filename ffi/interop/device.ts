@@ -1,6 +1,6 @@
-// interop.ts: which device a handle belongs to, what a consumer can import,
+// Which device a handle belongs to, what a consumer can import,
 // the negotiation between a producer and a consumer, and the base of the
-// importers (ffi/interop/vulkan.ts, interop_egl.ts, interop_cuda.ts), whose
+// importers (vulkan.ts, egl.ts, cuda.ts beside this file), whose
 // imports the C library caches by buffer identity.
 
 import { check, native } from "../load/native.ts";

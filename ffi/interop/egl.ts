@@ -1,4 +1,4 @@
-// interop_egl.ts: DmaBufHandle frames as EGLImages and GL textures of the
+// DmaBufHandle frames as EGLImages and GL textures of the
 // application's EGL context (EGL_EXT_image_dma_buf_import), cached by buffer
 // (native/src/interop/egl.c), and what an EGL display can import.
 

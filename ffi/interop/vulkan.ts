@@ -1,4 +1,4 @@
-// interop_vulkan.ts: DmaBufHandle and VkOpaqueFd frames as Vulkan objects
+// DmaBufHandle and VkOpaqueFd frames as Vulkan objects
 // (native/src/interop/vulkan.c). An import is VkDeviceMemory with a VkImage
 // and/or a VkBuffer bound over it, cached by the frame's buffer: every frame
 // of a pool slot gives the same objects, made once.

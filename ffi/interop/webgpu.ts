@@ -14,7 +14,7 @@ import type { CpuBytes, CpuPlanes } from "../kinds/cpu.ts";
 import type { DmaBufHandle } from "../kinds/dma_buf.ts";
 import { enumValue, optionalCount, optionsBag, own, suggestName } from "../table/values.ts";
 
-const MATRIX_COEFFICIENTS_SET = 9; // _kinds.ts's enumeration set of H.273 matrices
+const MATRIX_COEFFICIENTS_SET = 9; // gen/kinds.ts's enumeration set of H.273 matrices
 
 /** The pixel formats {@link WebGpuFrameUploader} takes. */
 export const WEBGPU_FRAME_FORMATS = [

@@ -12,7 +12,7 @@
 //   loses them (tests/frame_queue_test.ts's Worker test failed that way). An
 //   explicit async step (`await ready()` before the first create()) would
 //   break the synchronous API that every example and caller uses. The price
-//   of static imports is parsing every target's module: ~460 KiB of string
+//   of static imports is parsing every target's module: ~570 KiB of string
 //   literals, 15-20 ms at import on a 2-core VM, and nothing is decompressed
 //   until a library is needed.
 // - On first use, only the running target's library is decompressed

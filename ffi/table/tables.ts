@@ -1,6 +1,6 @@
 // Reads the tables the C library exports (kinds, fields, enumerations, pixel
-// formats). The loader compares them with the generated _kinds.ts; the
-// generator writes _kinds.ts from them.
+// formats). The loader compares them with the generated gen/kinds.ts; the
+// generator writes gen/kinds.ts from them.
 
 import type { Symbols } from "../gen/symbols.ts";
 
