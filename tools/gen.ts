@@ -132,11 +132,23 @@ function nodeType(n: Node, input: boolean, indent: string): string {
   }
 }
 
+/** "a, b and c": a group's member names. */
+function memberList(n: Node): string {
+  const names = n.rows.map(memberName);
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/** A group's doc: what its rows' docs share before a comma ("adapter LUID"), else its members. */
+function groupDoc(n: Node): string {
+  const heads = new Set(n.rows.map((f) => f.doc.split(", ")[0]));
+  const [head] = heads;
+  return heads.size === 1 && n.rows.every((f) => f.doc.includes(", ")) ? head : memberList(n);
+}
+
 /** A metadata group's doc: a field's own, or what a group of fields holds and when it is null. */
 function metaDoc(n: Node, input: boolean): string {
   if (n.shape !== "group" || n.rows.length < 2) return n.rows[0].doc;
-  const names = n.rows.map(memberName);
-  const list = `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  const list = memberList(n);
   return input ? `${list}, set together` : `${list}, or null when the frame has none`;
 }
 
@@ -174,7 +186,7 @@ ${nodesOf(meta).map((n) => metaField(n, false)).join("\n")}
   for (const k of kinds) {
     const ns = nodesOf(k);
     const doc = (n: Node) => {
-      if (!n.count) return n.shape === "group" ? n.key : n.rows[0].doc;
+      if (!n.count) return n.shape === "group" ? groupDoc(n) : n.rows[0].doc;
       const range = `${n.count.zeroStatus ? 1 : 0} to ${n.count.count}`;
       return n.shape === "array" ? `${n.rows[0].doc}; ${range}` : `the ${n.key}, ${range}`;
     };

@@ -470,7 +470,7 @@ export interface FrameMeta {
 export interface D3D11TextureDesc {
   /** ID3D11Texture2D* */
   texture: PointerLike;
-  /** luid */
+  /** adapter LUID */
   luid?: {
     /** adapter LUID, high part */
     high: number;
@@ -491,7 +491,7 @@ export interface D3D11TextureDescription {
   refcount: number;
   /** ID3D11Texture2D* */
   texture: bigint;
-  /** luid */
+  /** adapter LUID */
   luid: {
     /** adapter LUID, high part */
     high: number;
@@ -506,7 +506,7 @@ export interface D3D11TextureDescription {
 export interface D3D12ResourceDesc {
   /** ID3D12Resource* of a 2D texture */
   resource: PointerLike;
-  /** luid */
+  /** adapter LUID */
   luid?: {
     /** adapter LUID, high part */
     high: number;
@@ -527,7 +527,7 @@ export interface D3D12ResourceDescription {
   refcount: number;
   /** ID3D12Resource* of a 2D texture */
   resource: bigint;
-  /** luid */
+  /** adapter LUID */
   luid: {
     /** adapter LUID, high part */
     high: number;
@@ -542,7 +542,7 @@ export interface D3D12ResourceDescription {
 export interface D3D12BufferHandleDesc {
   /** ID3D12Resource* of a buffer */
   resource: PointerLike;
-  /** luid */
+  /** adapter LUID */
   luid?: {
     /** adapter LUID, high part */
     high: number;
@@ -563,7 +563,7 @@ export interface D3D12BufferHandleDescription {
   refcount: number;
   /** ID3D12Resource* of a buffer */
   resource: bigint;
-  /** luid */
+  /** adapter LUID */
   luid: {
     /** adapter LUID, high part */
     high: number;
@@ -594,7 +594,7 @@ export interface VkImageDesc {
   width?: number;
   /** height in pixels */
   height?: number;
-  /** slotRelease */
+  /** gate and value */
   slotRelease?: {
     /** address of the producer's 64-bit gate */
     gate: PointerLike;
@@ -629,7 +629,7 @@ export interface VkImageDescription {
   width: number | null;
   /** height in pixels */
   height: number | null;
-  /** slotRelease */
+  /** gate and value */
   slotRelease: {
     /** address of the producer's 64-bit gate */
     gate: bigint;
@@ -688,7 +688,7 @@ export interface VkOpaqueFdDesc {
   format: PixelFormatName | number;
   /** UUID of the exporting device */
   deviceUuid: Uint8Array;
-  /** slotRelease */
+  /** gate and value */
   slotRelease?: {
     /** address of the producer's 64-bit gate */
     gate: PointerLike;
@@ -725,7 +725,7 @@ export interface VkOpaqueFdDescription {
   format: PixelFormatName;
   /** UUID of the exporting device */
   deviceUuid: Uint8Array;
-  /** slotRelease */
+  /** gate and value */
   slotRelease: {
     /** address of the producer's 64-bit gate */
     gate: bigint;
@@ -1282,7 +1282,7 @@ export interface D3D12FenceDesc {
   fence: PointerLike;
   /** fence value that means finished */
   value: bigint | number;
-  /** luid */
+  /** adapter LUID */
   luid?: {
     /** adapter LUID, high part */
     high: number;
@@ -1303,7 +1303,7 @@ export interface D3D12FenceDescription {
   fence: bigint;
   /** fence value that means finished */
   value: bigint;
-  /** luid */
+  /** adapter LUID */
   luid: {
     /** adapter LUID, high part */
     high: number;
