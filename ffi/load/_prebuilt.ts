@@ -23,6 +23,7 @@
 
 import { PREBUILT_TARGETS } from "./targets.ts";
 import type { FileOps } from "./_prebuilt_fs.ts";
+import type { PrebuiltModule } from "./prebuilt_module.ts";
 import { fromBase64, gunzip, sha256HexSync } from "./unpack.ts";
 import * as linuxX86_64 from "../../prebuilt/linux-x86_64.ts";
 import * as linuxAarch64 from "../../prebuilt/linux-aarch64.ts";
@@ -31,23 +32,7 @@ import * as darwinAarch64 from "../../prebuilt/darwin-aarch64.ts";
 import * as windowsX86_64 from "../../prebuilt/windows-x86_64.ts";
 import * as windowsAarch64 from "../../prebuilt/windows-aarch64.ts";
 
-/** What a prebuilt/<target>.ts module exports. */
-export interface PrebuiltModule {
-  /** `<os>-<arch>`. */
-  target: string;
-  /** The library's file name. */
-  fileName: string;
-  /** Its size, uncompressed. */
-  size: number;
-  /** The sha256 of the uncompressed library, hex. */
-  sha256: string;
-  /** The sha256 of the C sources it was built from. */
-  sourceHash: string;
-  /** The gzip-compressed library, base64; "" when the build failed. */
-  gzipBase64: string;
-  /** Why there is no library (the build failed); "" when there is one. */
-  buildError: string;
-}
+export type { PrebuiltModule };
 
 /** Every target's module, by target name. */
 const MODULES: Record<string, PrebuiltModule> = {

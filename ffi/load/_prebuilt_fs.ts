@@ -49,6 +49,17 @@ export interface FileOps {
 const enc = new TextEncoder();
 const cstr = (s: string) => enc.encode(`${s}\0`);
 
+/** The chunks a read loop collected, `total` bytes in all, as one array. */
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
 const POSIX = {
   getenv: { parameters: ["buffer"], result: "pointer" },
   mkdir: { parameters: ["buffer", "u32"], result: "i32" },
@@ -159,13 +170,7 @@ export function posixOps(os: string = Deno.build.os): FileOps {
         if (total > limit) break; /* longer than it may be: its size refuses it */
       }
       c.close(fd);
-      const out = new Uint8Array(total);
-      let at = 0;
-      for (const chunk of chunks) {
-        out.set(chunk, at);
-        at += chunk.length;
-      }
-      return out;
+      return concat(chunks, total);
     },
     write(path, bytes) {
       const fd = c.creat(cstr(path), 0o755);
@@ -330,13 +335,7 @@ export function windowsOps(): FileOps {
         total += got[0];
       }
       k.CloseHandle(h);
-      const out = new Uint8Array(total);
-      let at = 0;
-      for (const chunk of chunks) {
-        out.set(chunk, at);
-        at += chunk.length;
-      }
-      return out;
+      return concat(chunks, total);
     },
     write(path, bytes) {
       const h = k.CreateFileW(win(path), GENERIC_WRITE, 0, null, CREATE_ALWAYS, 0, null);

@@ -3,14 +3,20 @@
 
 #include "rows.h"
 
+/* The optional extent of both CPU kinds: given, it is checked against the bytes (one needs the other). */
+#define EXTENT_ROWS(T)                                                                       \
+  GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL,                  \
+              "width in pixels, with height"),                                               \
+  GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL,                \
+              "height in pixels, with width")
+
 #define T gpures_cpu_bytes_desc
 static const gpures_field_info cpu_bytes_fields[] = {
   GPURES__ROW(T, ptr, "ptr", GPURES_FIELD_PTR, GPURES_E_NULL_POINTER, GPURES_FIELD_DEVICE(GPURES_DEVICE_CPU), "address of the first byte"),
   GPURES__SIZE_ROW(T),
   GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, 0, "bytes per row of plane 0"),
   GPURES__PIXEL_FORMAT_ROW(T),
-  GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels, with height"),
-  GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "height in pixels, with width"),
+  EXTENT_ROWS(T),
 };
 
 static int validate_cpu_bytes(gpures__op op, const void *desc) {
@@ -42,8 +48,7 @@ static const gpures_field_info cpu_planes_fields[] = {
   GPURES__STRUCT_ARRAY_ROW_F(T, planes, data, num_planes, "planes[].data", GPURES_FIELD_PTR, GPURES_E_NULL_POINTER, GPURES_FIELD_DEVICE(GPURES_DEVICE_CPU), "address of the plane"),
   GPURES__STRUCT_ARRAY_ROW(T, planes, size, num_planes, "planes[].size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, "bytes"),
   GPURES__STRUCT_ARRAY_ROW(T, planes, row_pitch, num_planes, "planes[].rowPitch", GPURES_FIELD_U32, 0, "bytes per row"),
-  GPURES__ROW(T, width, "width", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "width in pixels, with height"),
-  GPURES__ROW(T, height, "height", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "height in pixels, with width"),
+  EXTENT_ROWS(T),
 };
 
 /* With an extent, plane i must hold its rows: a short chroma plane would be read past its end. */

@@ -1,8 +1,7 @@
 /* cuda.c: CudaPtr2D, CudaBufferHandle and CudaSurface. */
 #include "rows.h"
 
-#define UUID_ROW(T) \
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "cuDeviceGetUuid of the owning device")
+#define UUID_ROW(T) GPURES__CUDA_UUID_ROW(T, "cuDeviceGetUuid of the owning device")
 
 #define T gpures_cuda_ptr_2d_desc
 static const gpures_field_info cuda_ptr_2d_fields[] = {

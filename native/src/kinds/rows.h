@@ -24,6 +24,9 @@
                      GPURES_DEVICE_DXGI_LUID, "adapter LUID, high part"),                   \
   GPURES__DEVICE_ROW(T, luid.low, "luid.low", GPURES_FIELD_U32, GPURES_HAS_LUID,            \
                      GPURES_DEVICE_DXGI_LUID, "adapter LUID, low part")
+#define GPURES__CUDA_UUID_ROW(T, doc)                                                      \
+  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, \
+                     GPURES_DEVICE_CUDA_UUID, doc)
 #define GPURES__REGISTRY_ID_ROW(T)                                                           \
   GPURES__DEVICE_ROW(T, registry_id, "registryId", GPURES_FIELD_U64, GPURES_HAS_REGISTRY_ID, \
                      GPURES_DEVICE_METAL_REGISTRY_ID, "MTLDevice.registryID")
@@ -36,5 +39,11 @@
                     GPURES_HAS_SLOT_RELEASE, "address of the producer's 64-bit gate"),      \
   GPURES__GROUP_ROW(T, slot_release.value, "slotRelease.value", GPURES_FIELD_U64,           \
                     GPURES_HAS_SLOT_RELEASE, "value slotRelease() stores into the gate")
+
+/* A Vulkan semaphore's type and the timeline point that means finished (none when binary). */
+#define GPURES__SEMAPHORE_VALUE_ROWS(T)                                                    \
+  GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE,          \
+                   "binary or timeline"),                                                  \
+  GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished")
 
 #endif /* GPURES_KINDS_ROWS_H */

@@ -31,8 +31,7 @@ static int check_binary_value(gpures__op op, uint32_t semaphore_type, uint64_t v
 static const gpures_field_info vk_semaphore_fields[] = {
   GPURES__ROW(T, semaphore, "semaphore", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "VkSemaphore handle"),
   GPURES__ROW(T, device, "device", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "VkDevice that owns it; needed for host waits"),
-  GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE, "binary or timeline"),
-  GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished"),
+  GPURES__SEMAPHORE_VALUE_ROWS(T),
   GPURES__VULKAN_UUID_ROW(T),
 };
 
@@ -47,8 +46,7 @@ GPURES__VARIANT(vk_semaphore, vk_semaphore_fields, validate_vk_semaphore);
 static const gpures_field_info vk_semaphore_fd_fields[] = {
   GPURES__ROW(T, fd, "fd", GPURES_FIELD_FD, 0, 0, "exported semaphore, owned by the handle"),
   GPURES__ENUM_ROW(T, handle_type, "handleType", GPURES_ENUM_SEMAPHORE_HANDLE_TYPE, "opaqueFd or syncFd"),
-  GPURES__ENUM_ROW(T, semaphore_type, "semaphoreType", GPURES_ENUM_SEMAPHORE_TYPE, "binary or timeline"),
-  GPURES__ROW(T, value, "value", GPURES_FIELD_U64, 0, 0, "timeline point that means finished"),
+  GPURES__SEMAPHORE_VALUE_ROWS(T),
   GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_VULKAN_UUID, "UUID of the exporting device"),
 };
 
@@ -85,7 +83,7 @@ GPURES__VARIANT(d3d11_keyed_mutex, d3d11_keyed_mutex_fields, NULL);
 static const gpures_field_info cuda_event_fields[] = {
   GPURES__ROW(T, event, "event", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUevent"),
   GPURES__GROUP_ROW(T, value, "value", GPURES_FIELD_U64, GPURES_HAS_VALUE, "the producer's sequence number of the recording"),
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "CUuuid of the device"),
+  GPURES__CUDA_UUID_ROW(T, "CUuuid of the device"),
 };
 GPURES__VARIANT(cuda_event, cuda_event_fields, NULL);
 #undef T
@@ -95,7 +93,7 @@ static const gpures_field_info cuda_context_event_fields[] = {
   GPURES__ROW(T, event, "event", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUevent"),
   GPURES__ROW(T, context, "context", GPURES_FIELD_U64, GPURES_E_NULL_HANDLE, 0, "CUcontext made current to wait"),
   GPURES__ROW(T, device, "device", GPURES_FIELD_I32, 0, 0, "CUdevice ordinal"),
-  GPURES__DEVICE_ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, GPURES_HAS_DEVICE_UUID, GPURES_DEVICE_CUDA_UUID, "CUuuid of the device"),
+  GPURES__CUDA_UUID_ROW(T, "CUuuid of the device"),
 };
 
 static int validate_cuda_context_event(gpures__op op, const void *desc) {

@@ -261,26 +261,47 @@ static int use_context(void *context) {
   return 0;
 }
 
-/* Reads a 2D color-renderable texture level 0 as RGBA8 rows (row 0 first) into out. */
-static int read_rgba(GLuint texture, uint32_t width, uint32_t height, uint8_t *out) {
-  GLint old_fbo = 0;
-  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &old_fbo);
-  GLuint fbo = 0;
-  glGenFramebuffers(1, &fbo);
-  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+/* A new FBO with a texture attached, and the framebuffer binding it replaced. */
+typedef struct texture_fbo {
+  GLint old_fbo;
+  GLuint fbo;
+} texture_fbo;
+
+/*
+** Binds a new FBO with 2D texture `texture` (level 0) as its color
+** attachment: 0, or -1 and why when that is not complete. Either way
+** end_fbo() must follow, so the caller's binding comes back.
+*/
+static int begin_fbo(texture_fbo *t, GLuint texture) {
+  t->old_fbo = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &t->old_fbo);
+  t->fbo = 0;
+  glGenFramebuffers(1, &t->fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, t->fbo);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
   GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  int rc = 0;
-  if (complete != GL_FRAMEBUFFER_COMPLETE) {
-    rc = fail("texture %u is not a complete framebuffer attachment: 0x%x", texture, complete);
-  } else {
+  if (complete != GL_FRAMEBUFFER_COMPLETE)
+    return fail("texture %u is not a complete framebuffer attachment: 0x%x", texture, complete);
+  return 0;
+}
+
+/* Puts back the framebuffer binding begin_fbo() replaced and deletes its FBO. */
+static void end_fbo(texture_fbo *t) {
+  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)t->old_fbo);
+  glDeleteFramebuffers(1, &t->fbo);
+}
+
+/* Reads a 2D color-renderable texture level 0 as RGBA8 rows (row 0 first) into out. */
+static int read_rgba(GLuint texture, uint32_t width, uint32_t height, uint8_t *out) {
+  texture_fbo t;
+  int rc = begin_fbo(&t, texture);
+  if (rc == 0) {
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadPixels(0, 0, (GLsizei)width, (GLsizei)height, GL_RGBA, GL_UNSIGNED_BYTE, out);
     GLenum err = glGetError();
     if (err != GL_NO_ERROR) rc = fail("glReadPixels failed: GL error 0x%x", err);
   }
-  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)old_fbo);
-  glDeleteFramebuffers(1, &fbo);
+  end_fbo(&t);
   return rc;
 }
 
@@ -736,17 +757,9 @@ static int fill_texture_name(uint32_t name, uint32_t background, uint32_t foregr
   glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &width);
   glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &height);
   glBindTexture(GL_TEXTURE_2D, 0);
-  GLint old_fbo = 0;
-  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &old_fbo);
-  GLuint fbo = 0;
-  glGenFramebuffers(1, &fbo);
-  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, name, 0);
-  GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  int rc;
-  if (complete != GL_FRAMEBUFFER_COMPLETE) {
-    rc = fail("texture %u is not a complete framebuffer attachment: 0x%x", name, complete);
-  } else {
+  texture_fbo t;
+  int rc = begin_fbo(&t, name);
+  if (rc == 0) {
     glViewport(0, 0, width, height);
     clear_rgba(background);
     glEnable(GL_SCISSOR_TEST);
@@ -758,8 +771,7 @@ static int fill_texture_name(uint32_t name, uint32_t background, uint32_t foregr
     rc = err == GL_NO_ERROR ? 0 : fail("rendering into texture %u failed: GL error 0x%x", name,
                                        err);
   }
-  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)old_fbo);
-  glDeleteFramebuffers(1, &fbo);
+  end_fbo(&t);
   return rc;
 }
 
@@ -788,12 +800,21 @@ API int gpures_test_gl_fill_texture(uint64_t handle, uint32_t background, uint32
 ** (gpures_test_gl_init()).
 */
 
-/* Reads 2D texture `name` (level 0, width x height) as RGBA8 rows, row 0 first, through an FBO. */
-API int gpures_test_gl_read_texture_name(uint32_t name, uint32_t width, uint32_t height,
-                                         uint8_t *out, uint64_t capacity) {
+/*
+** Checks a read of texture `name` by name: a context is current, `name` is a
+** texture of it, and `capacity` holds width x height RGBA8 texels. 0, or -1 and why.
+*/
+static int check_name_read(uint32_t name, uint32_t width, uint32_t height, uint64_t capacity) {
   if (eglGetCurrentContext() == EGL_NO_CONTEXT) return fail("no EGL context is current");
   if ((uint64_t)width * height * 4 > capacity) return fail("out is too small");
   if (glIsTexture(name) != GL_TRUE) return fail("texture %u is not a texture here", name);
+  return 0;
+}
+
+/* Reads 2D texture `name` (level 0, width x height) as RGBA8 rows, row 0 first, through an FBO. */
+API int gpures_test_gl_read_texture_name(uint32_t name, uint32_t width, uint32_t height,
+                                         uint8_t *out, uint64_t capacity) {
+  if (check_name_read(name, width, height, capacity) != 0) return -1;
   return read_rgba(name, width, height, out);
 }
 
@@ -804,9 +825,7 @@ API int gpures_test_gl_read_texture_name(uint32_t name, uint32_t width, uint32_t
 */
 API int gpures_test_gl_sample_external_name(uint32_t name, uint32_t width, uint32_t height,
                                             uint8_t *out, uint64_t capacity) {
-  if (eglGetCurrentContext() == EGL_NO_CONTEXT) return fail("no EGL context is current");
-  if ((uint64_t)width * height * 4 > capacity) return fail("out is too small");
-  if (glIsTexture(name) != GL_TRUE) return fail("texture %u is not a texture here", name);
+  if (check_name_read(name, width, height, capacity) != 0) return -1;
   return read_external(name, width, height, out);
 }
 

@@ -1542,6 +1542,23 @@ static void transfer_barrier(VkFlags src_access, VkFlags dst_access, VkFlags src
   vk_vkCmdPipelineBarrier(g_sync_cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+/*
+** Starts g_sync_cmd with `repeats` (at least one) copies of n bytes of the
+** sync source into probe slot `slot`, each after the last one's writes: the
+** work a Vulkan-signalled sync check hands to the other side.
+*/
+static int record_source_copies(uint32_t slot, uint64_t n, uint32_t repeats) {
+  int rc = begin_sync_commands();
+  if (rc) return rc;
+  VkBufferCopy region = {0, 0, n};
+  for (uint32_t i = 0; i < (repeats ? repeats : 1); i++) {
+    if (i) transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+    vk_vkCmdCopyBuffer(g_sync_cmd, g_sync_src.buffer, g_slots[slot].buffer, 1, &region);
+  }
+  return 0;
+}
+
 /* Submits g_sync_cmd, waiting on (wait_sem, wait_value) when wait_sem, signalling (sig_sem, sig_value). */
 static int submit_sync(VkSemaphore wait_sem, uint64_t wait_value, VkSemaphore sig_sem,
                        uint64_t sig_value, int timeline) {
@@ -1595,13 +1612,7 @@ API int gp_sync_vk_to_cuda(uint32_t slot, uint64_t cu_ptr, uint64_t n, uint32_t 
   CU(p_cuStreamSynchronize(g_stream));
   memset(g_sync_pinned, 0, (size_t)n);
 
-  if ((rc = begin_sync_commands()) != 0) return rc;
-  VkBufferCopy region = {0, 0, n};
-  for (uint32_t i = 0; i < (repeats ? repeats : 1); i++) {
-    if (i) transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
-    vk_vkCmdCopyBuffer(g_sync_cmd, g_sync_src.buffer, g_slots[slot].buffer, 1, &region);
-  }
+  if ((rc = record_source_copies(slot, n, repeats)) != 0) return rc;
   uint64_t t0 = gp_now_ns();
   if ((rc = submit_sync(0, 0, (VkSemaphore)sem, value, 1)) != 0) return rc;
 
@@ -1748,13 +1759,7 @@ API int gp_vk_sync_fd_export(uint32_t slot, uint64_t n, uint32_t repeats, int64_
   uint64_t sem = 0;
   if ((rc = gp_vk_semaphore_create(0, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT, 0, &sem)) != 0)
     return rc;
-  if ((rc = begin_sync_commands()) != 0) goto fail_sem;
-  VkBufferCopy region = {0, 0, n};
-  for (uint32_t i = 0; i < (repeats ? repeats : 1); i++) {
-    if (i) transfer_barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
-    vk_vkCmdCopyBuffer(g_sync_cmd, g_sync_src.buffer, g_slots[slot].buffer, 1, &region);
-  }
+  if ((rc = record_source_copies(slot, n, repeats)) != 0) goto fail_sem;
   uint64_t t0 = gp_now_ns();
   if ((rc = submit_sync(0, 0, (VkSemaphore)sem, 0, 0)) != 0) goto fail_sem;
   int32_t fd = -1;

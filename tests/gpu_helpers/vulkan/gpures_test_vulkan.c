@@ -218,7 +218,8 @@ static void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout old_l
 ** releases it to VK_QUEUE_FAMILY_EXTERNAL, and every GPU use on either device
 ** acquires it from there and releases it back, the layout staying GENERAL.
 */
-static void record(VkCommandBuffer cb, const gvk_job *j) {
+static void record(VkCommandBuffer cb, const void *job) {
+  const gvk_job *j = job;
   const uint32_t ext = VK_QUEUE_FAMILY_EXTERNAL, none = VK_QUEUE_FAMILY_IGNORED;
   if (j->setup) {
     if (j->external)
@@ -255,11 +256,11 @@ static void record(VkCommandBuffer cb, const gvk_job *j) {
                        0, NULL, 0, NULL);
 }
 
-/* Records `job` into a one-time command buffer, submits it and waits. */
-static int submit(gvk_context *c, uint32_t d, const gvk_job *job) {
-  gvk_dev *g = &c->dev[d];
-  gvk_job j = *job;
-  j.family = g->family;
+/* Records a gvk_job (record) or a gvk_copy (record_copy) into a command buffer. */
+typedef void (*gvk_recorder)(VkCommandBuffer cb, const void *job);
+
+/* Records `job` with `rec` into a one-time command buffer of `g`, submits it and waits. */
+static int submit_once(gvk_dev *g, gvk_recorder rec, const void *job) {
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                     .commandPool = g->pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -275,7 +276,7 @@ static int submit(gvk_context *c, uint32_t d, const gvk_job *job) {
     vk_fail(r, "vkBeginCommandBuffer");
     goto out;
   }
-  record(cb, &j);
+  rec(cb, job);
   if ((r = vkEndCommandBuffer(cb)) != VK_SUCCESS) {
     vk_fail(r, "vkEndCommandBuffer");
     goto out;
@@ -301,6 +302,13 @@ out:
   if (fence != VK_NULL_HANDLE) vkDestroyFence(g->device, fence, NULL);
   vkFreeCommandBuffers(g->device, g->pool, 1, &cb);
   return status;
+}
+
+/* Runs `job` on device `d`'s queue and waits for it. */
+static int submit(gvk_context *c, uint32_t d, const gvk_job *job) {
+  gvk_job j = *job;
+  j.family = c->dev[d].family;
+  return submit_once(&c->dev[d], record, &j);
 }
 
 /* Runs a copy `job` into a new staging buffer of `size` bytes and copies that to `out`. */
@@ -1420,7 +1428,8 @@ static void copy_image_barrier(VkCommandBuffer cb, const gvk_copy *j, int acquir
                        0, 0, NULL, 0, NULL, 1, &b);
 }
 
-static void record_copy(VkCommandBuffer cb, const gvk_copy *j) {
+static void record_copy(VkCommandBuffer cb, const void *job) {
+  const gvk_copy *j = job;
   if (j->image != VK_NULL_HANDLE) {
     copy_image_barrier(cb, j, 1);
     VkDeviceSize at = 0;
@@ -1451,49 +1460,10 @@ static void record_copy(VkCommandBuffer cb, const gvk_copy *j) {
                        0, NULL, 0, NULL);
 }
 
+/* Runs the copy `j` on device `d`'s queue and waits for it. */
 static int submit_copy(gvk_context *c, uint32_t d, gvk_copy *j) {
-  gvk_dev *g = &c->dev[d];
-  j->family = g->family;
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = g->pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  VkResult r = vkAllocateCommandBuffers(g->device, &ai, &cb);
-  if (r != VK_SUCCESS) return vk_fail(r, "vkAllocateCommandBuffers");
-  int status = -1;
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                     .pCommandBuffers = &cb};
-  if ((r = vkBeginCommandBuffer(cb, &bi)) != VK_SUCCESS) {
-    vk_fail(r, "vkBeginCommandBuffer");
-    goto out;
-  }
-  record_copy(cb, j);
-  if ((r = vkEndCommandBuffer(cb)) != VK_SUCCESS) {
-    vk_fail(r, "vkEndCommandBuffer");
-    goto out;
-  }
-  if ((r = vkCreateFence(g->device, &fi, NULL, &fence)) != VK_SUCCESS) {
-    vk_fail(r, "vkCreateFence");
-    goto out;
-  }
-  if ((r = vkQueueSubmit(g->queue, 1, &si, fence)) != VK_SUCCESS) {
-    vk_fail(r, "vkQueueSubmit");
-    goto out;
-  }
-  if ((r = vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS) {
-    vk_fail(r, "vkWaitForFences");
-    goto out;
-  }
-  status = 0;
-out:
-  if (fence != VK_NULL_HANDLE) vkDestroyFence(g->device, fence, NULL);
-  vkFreeCommandBuffers(g->device, g->pool, 1, &cb);
-  return status;
+  j->family = c->dev[d].family;
+  return submit_once(&c->dev[d], record_copy, j);
 }
 
 /* Runs `j` through a staging buffer of j->size bytes: filled from `bytes` first, or read into them after. */
