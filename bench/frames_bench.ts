@@ -29,6 +29,7 @@ import {
   PixelFormat,
 } from "../mod.ts";
 import { lib } from "../ffi/load/load.ts";
+import { benchFfiFloor } from "./_ffi_floor.ts";
 import { clockUs, decodeStamps, STAMP_BYTES, type Stamps } from "./_frames_clock.ts";
 import { closeFd, memfd } from "./_memfd.ts";
 import { measureWakeFloor } from "./_wake_floor.ts";
@@ -133,16 +134,7 @@ const closers: (() => void)[] = [];
 
 // ---------------------------------------------------------------------- floor
 
-Deno.bench({
-  name: "empty FFI call: gpures_abi_version() [x1000]",
-  group: "floor",
-  baseline: true,
-  fn() {
-    let acc = 0;
-    for (let i = 0; i < 1000; i++) acc += s.gpures_abi_version();
-    if (acc === 0) throw new Error("unreachable");
-  },
-});
+benchFfiFloor("floor");
 
 Deno.bench({
   name: "clockUs(): the stamps' clock, CLOCK_MONOTONIC through FFI [x1000]",

@@ -25,6 +25,7 @@ import {
 } from "../mod.ts";
 import { codecOf } from "../ffi/table/codec.ts";
 import { lib } from "../ffi/load/load.ts";
+import { benchFfiFloor } from "./_ffi_floor.ts";
 import { benchDesc } from "./_fixtures.ts";
 import { closeFd } from "./_memfd.ts";
 
@@ -49,17 +50,7 @@ const outBuffer = new ArrayBuffer(8);
 const u32Out = new Uint32Array(outBuffer, 0, 1);
 const u32At = Deno.UnsafePointer.of(outBuffer);
 
-Deno.bench({
-  name: "empty FFI call: gpures_abi_version() [x1000]",
-  group: "floor",
-  baseline: true,
-  permissions: perms,
-  fn() {
-    let acc = 0;
-    for (let i = 0; i < 1000; i++) acc += s.gpures_abi_version();
-    if (acc === 0) throw new Error("unreachable");
-  },
-});
+benchFfiFloor("floor", perms);
 
 Deno.bench({
   name: "empty FFI call pair: 2 x gpures_abi_version() [x1000]",

@@ -18,6 +18,7 @@
 import process from "node:process";
 import { CpuFence } from "../mod.ts";
 import { lib } from "../ffi/load/load.ts";
+import { benchFfiFloor } from "./_ffi_floor.ts";
 import { measureWakeFloor } from "./_wake_floor.ts";
 import { libc } from "../tests/_support/libc.ts";
 
@@ -189,17 +190,7 @@ const handle = reached.unsafeHandle;
 const out = new Uint32Array(1);
 const outAt = Deno.UnsafePointer.of(out);
 
-Deno.bench({
-  name: "empty FFI call: gpures_abi_version() [x1000]",
-  group: "reached",
-  baseline: true,
-  permissions: perms,
-  fn() {
-    let acc = 0;
-    for (let i = 0; i < 1000; i++) acc += s.gpures_abi_version();
-    if (acc === 0) throw new Error("unreachable");
-  },
-});
+benchFfiFloor("reached", perms);
 
 Deno.bench({
   name: "raw FFI: gpures_sync_wait(reached, 0) [x1000]",

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { Channel, type DmaBufHandle, FramePool } from "../mod.ts";
-import { eventually, paint, patternMeta } from "./_support/frame_pattern.ts";
+import { acquirePainted, eventually, paint, patternMeta } from "./_support/frame_pattern.ts";
 import { Peer } from "./hostile/_peer_wire.ts";
 
 const linux = Deno.build.os === "linux";
@@ -118,13 +118,9 @@ Deno.test({
       // FAILS today: Channel.close() shuts the socket down before gpures_session_close()
       // sends the KEEPs, so they never leave; the producer sees only the end of the
       // channel and gets its slots back with the memory the consumer still reads.
-      const next: DmaBufHandle[] = [];
+      let next: DmaBufHandle[] = [];
       try {
-        for (let seq = 100; seq < 103; seq++) {
-          const frame = await pool.acquire({ timeout: 2000 });
-          paint(pool.planes(frame), seq);
-          next.push(frame);
-        }
+        next = await acquirePainted(pool, [100, 101, 102]);
         await peer.say("check");
         const report = JSON.parse((await peer.out.next())!);
         assert.deepEqual(report, { intact: 3, corrupt: 0, first: null }, "the held frames' bytes");

@@ -13,7 +13,13 @@ import {
   liveMappings,
   type PlaneView,
 } from "../mod.ts";
-import { eventually, paint, patternMeta, verify } from "./_support/frame_pattern.ts";
+import {
+  acquirePainted,
+  eventually,
+  paint,
+  patternMeta,
+  verify,
+} from "./_support/frame_pattern.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -124,13 +130,9 @@ Deno.test({
       held.push({ frame: got, views: rx.planes(got), id: frame.bufferId! });
     }
     rx.close();
-    const next: DmaBufHandle[] = [];
+    let next: DmaBufHandle[] = [];
     try {
-      for (let seq = 100; seq < 103; seq++) {
-        const frame = await pool.acquire({ timeout: 2000 });
-        paint(pool.planes(frame), seq);
-        next.push(frame);
-      }
+      next = await acquirePainted(pool, [100, 101, 102]);
       for (const { frame, views } of held) assert.equal(verify(views, frame.meta), null);
       for (const f of next) {
         assert.ok(!held.some((h) => h.id === f.bufferId), "a held buffer is not handed out again");

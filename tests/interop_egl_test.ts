@@ -15,10 +15,8 @@ import {
   CpuBytes,
   DmaBufHandle,
   FramePool,
-  framePoolCaps,
   InvalidHandleError,
   liveHandles,
-  negotiate,
   ReleasedError,
   UnsupportedError,
   WrongKindError,
@@ -27,6 +25,7 @@ import type { FormatCap } from "../ffi/interop/device.ts";
 import { eglCaps, EglImporter } from "../ffi/interop/egl.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
 import { helperLib } from "./_support/helper_lib.ts";
+import { negotiateDmaBuf, poolFor } from "./_support/negotiated_pool.ts";
 
 const symbols = {
   gpures_test_gl_last_error: { parameters: [], result: "pointer" },
@@ -132,15 +131,23 @@ function ok(gl: Gl, status: number, what: string): void {
   if (status !== 0) throw new Error(`${what}: ${lastError(gl)}`);
 }
 
+/** `width` x `height` tightly packed RGBA8 rows of `name` that the helper's `read` (`what`) fills. */
+function rgbaRows(
+  gl: Gl,
+  what: string,
+  read: (name: number, width: number, height: number, out: Uint8Array, size: bigint) => number,
+  name: number,
+  width: number,
+  height: number,
+): Uint8Array {
+  const out = new Uint8Array(width * height * 4);
+  ok(gl, read(name, width, height, out, BigInt(out.length)), what);
+  return out;
+}
+
 /** Level 0 of 2D texture `name` as tightly packed RGBA8 rows, read through an FBO. */
 function readTexture(gl: Gl, name: number, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(width * height * 4);
-  ok(
-    gl,
-    gl.gpures_test_gl_read_texture_name(name, width, height, out, BigInt(out.length)),
-    "read",
-  );
-  return out;
+  return rgbaRows(gl, "read", gl.gpures_test_gl_read_texture_name, name, width, height);
 }
 
 /** Asserts equal bytes, naming the first difference (assert.deepEqual prints megabytes). */
@@ -290,13 +297,7 @@ function writeNv12(pool: FramePool, frame: DmaBufHandle): void {
 
 /** Samples an external import to RGBA through the helper's samplerExternalOES shader. */
 function sampleExternal(gl: Gl, texture: number, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(width * height * 4);
-  ok(
-    gl,
-    gl.gpures_test_gl_sample_external_name(texture, width, height, out, BigInt(out.length)),
-    "sample",
-  );
-  return out;
+  return rgbaRows(gl, "sample", gl.gpures_test_gl_sample_external_name, texture, width, height);
 }
 
 Deno.test({
@@ -575,15 +576,8 @@ Deno.test({
     let consumer: FormatCap[] = caps;
     const refused: string[] = [];
     for (;;) {
-      const pick = negotiate(framePoolCaps(), consumer, { width: 96, height: 64 });
-      assert.equal(pick.memory, "dmaBuf");
-      using pool = FramePool.create({
-        format: pick.format,
-        width: pick.width,
-        height: pick.height,
-        slots: 1,
-        rowAlign: Math.max(pick.rowAlign, 1),
-      });
+      const pick = negotiateDmaBuf(consumer, { width: 96, height: 64 });
+      using pool = poolFor(pick, Math.max(pick.rowAlign, 1));
       using frame = await pool.acquire();
       let imp;
       try {

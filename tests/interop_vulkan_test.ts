@@ -27,7 +27,7 @@ import {
   UnsupportedError,
   WrongKindError,
 } from "../ffi/errors.ts";
-import { framePoolCaps, type ImporterStats, negotiate } from "../ffi/interop/device.ts";
+import type { ImporterStats } from "../ffi/interop/device.ts";
 import {
   vulkanCaps,
   vulkanDeviceInfo,
@@ -35,11 +35,12 @@ import {
   type VulkanImporterOptions,
 } from "../ffi/interop/vulkan.ts";
 import { close, countOpenFds, memfd } from "./_support/libc.ts";
+import { negotiateDmaBuf, poolFor } from "./_support/negotiated_pool.ts";
+import { helperCheck as check, HelperContext } from "./_support/vulkan_context.ts";
 import {
   CAP_DMA_BUF_IMPORT,
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
-  cString,
   lacking,
   probe,
 } from "./_support/vulkan_helper.ts";
@@ -58,34 +59,19 @@ function missing(caps: number): string | undefined {
   return lacking(probed, caps);
 }
 
-function helperCheck(status: number, what: string): void {
-  if (status !== 0) throw new Error(`${what}: ${cString(vk.gvk_last_error())}`);
-}
+const helperCheck = (status: number, what: string) => check(vk, status, what);
 
-/** An instance, a physical device and devices A (0) and B (1) on it. */
-class Context {
-  readonly ptr: Deno.PointerValue;
-  readonly uuid = new Uint8Array(16);
-
+/** The helper's context, with the importers and copies these tests use. */
+class Context extends HelperContext {
   constructor() {
-    this.ptr = vk.gvk_open();
-    if (this.ptr === null) throw new Error(`gvk_open: ${cString(vk.gvk_last_error())}`);
-    vk.gvk_device_uuid(this.ptr, this.uuid);
-  }
-
-  get instance(): Deno.PointerValue {
-    return vk.gvk_instance(this.ptr);
-  }
-
-  get physicalDevice(): Deno.PointerValue {
-    return vk.gvk_physical_device(this.ptr);
+    super(vk);
   }
 
   importer(options: Partial<VulkanImporterOptions> = {}, which: 0 | 1 = 0): VulkanImporter {
     return VulkanImporter.create({
       instance: this.instance,
       physicalDevice: this.physicalDevice,
-      device: vk.gvk_device(this.ptr, which),
+      device: this.device(which),
       ...options,
     });
   }
@@ -128,10 +114,6 @@ class Context {
     );
     return out;
   }
-
-  close(): void {
-    vk.gvk_close(this.ptr);
-  }
 }
 
 /** A Vulkan test: skipped, with the reason printed, where it cannot run; checks nothing leaked. */
@@ -151,8 +133,7 @@ function vkTest(
       const ctx = new Context();
       try {
         await fn(ctx);
-        assert.equal(vk.gvk_live_objects(ctx.ptr), 0, "the helper's objects were destroyed");
-        assert.equal(vk.gvk_live_memory(ctx.ptr), 0, "the helper's memory was freed");
+        ctx.assertNothingLive();
       } finally {
         ctx.close();
       }
@@ -243,6 +224,39 @@ function assertConserved(s: ImporterStats, when: string): void {
   assert.equal(s.imports, s.freed + s.cached, `imports == freed + cached ${when}`);
 }
 
+/** What {@link importFilled} hands its body. */
+interface Filled {
+  planes: PlaneView[];
+  /** The frame's bytes as fill() wrote them, tightly packed. */
+  written: Uint8Array;
+  imp: ReturnType<VulkanImporter["import"]>;
+}
+
+/**
+ * Fills a frame of `pool` from `seed` and imports it with a new importer of
+ * `options` (on device A) for `body`; releases the frame after it, and closes
+ * the importer and `pool` either way.
+ */
+function importFilled(
+  ctx: Context,
+  pool: FramePool,
+  options: Partial<VulkanImporterOptions>,
+  seed: number,
+  body: (filled: Filled) => void,
+): void {
+  const importer = ctx.importer(options);
+  try {
+    const frame = pool.tryAcquire()!;
+    const planes = pool.planes(frame);
+    const written = fill(planes, seed);
+    body({ planes, written, imp: importer.import(frame) });
+    frame.release();
+  } finally {
+    importer.close();
+    pool.close();
+  }
+}
+
 const W = 64;
 const H = 64;
 
@@ -254,12 +268,7 @@ for (const format of ["RgbaU8", "NV12", "YUV420P"] as PixelFormatName[]) {
     DMA_BUF,
     (ctx) => {
       const pool = FramePool.create({ format, width: W, height: H, slots: 2, rowAlign: 64 });
-      const importer = ctx.importer({ image: true });
-      try {
-        const frame = pool.tryAcquire()!;
-        const planes = pool.planes(frame);
-        const written = fill(planes, 3);
-        const imp = importer.import(frame);
+      importFilled(ctx, pool, { image: true }, 3, ({ planes, written, imp }) => {
         assert.equal(imp.cached, false);
         assert.notEqual(imp.image, 0n);
         assert.equal(imp.buffer, 0n);
@@ -271,23 +280,14 @@ for (const format of ["RgbaU8", "NV12", "YUV420P"] as PixelFormatName[]) {
         const fromGpu = pattern(written.length, 9);
         ctx.image(0, imp.image, planes, fromGpu);
         assert.deepEqual(rows(planes), fromGpu, "the memfd mapping shows Vulkan's writes: no copy");
-        frame.release();
-      } finally {
-        importer.close();
-        pool.close();
-      }
+      });
     },
   );
 }
 
 vkTest("a FramePool frame imported as a VkBuffer: the whole memfd, both ways", DMA_BUF, (ctx) => {
   const pool = FramePool.create({ format: "NV12", width: W, height: H, slots: 1 });
-  const importer = ctx.importer({ image: false, buffer: true });
-  try {
-    const frame = pool.tryAcquire()!;
-    const planes = pool.planes(frame);
-    fill(planes, 4);
-    const imp = importer.import(frame);
+  importFilled(ctx, pool, { image: false, buffer: true }, 4, ({ planes, imp }) => {
     assert.equal(imp.image, 0n);
     assert.notEqual(imp.buffer, 0n);
     assert.equal(imp.vkFormat, 0);
@@ -306,31 +306,18 @@ vkTest("a FramePool frame imported as a VkBuffer: the whole memfd, both ways", D
       fromGpu,
       "Vulkan's buffer writes in the memfd",
     );
-    frame.release();
-  } finally {
-    importer.close();
-    pool.close();
-  }
+  });
 });
 
 vkTest("image and buffer together over one frame", DMA_BUF, (ctx) => {
   const pool = FramePool.create({ format: "RgbaU8", width: W, height: H, slots: 1 });
-  const importer = ctx.importer({ image: true, buffer: true });
-  try {
-    const frame = pool.tryAcquire()!;
-    const planes = pool.planes(frame);
-    const written = fill(planes, 5);
-    const imp = importer.import(frame);
+  importFilled(ctx, pool, { image: true, buffer: true }, 5, ({ planes, written, imp }) => {
     assert.notEqual(imp.image, 0n);
     assert.notEqual(imp.buffer, 0n);
     assert.equal(imp.vkFormat, 37, "VK_FORMAT_R8G8B8A8_UNORM");
     assert.deepEqual(ctx.image(0, imp.image, planes), written);
     assert.deepEqual(ctx.buffer(0, imp.buffer, 0, written.length), written);
-    frame.release();
-  } finally {
-    importer.close();
-    pool.close();
-  }
+  });
 });
 
 // ------------------------------------------------------- (2) VkOpaqueFd
@@ -594,27 +581,10 @@ vkTest("vulkanCaps: lavapipe's rows, and a negotiated pool that imports", DMA_BU
   assert.ok(!caps.some((c) => c.format === "NV21"), "no row for a format without a VkFormat");
 
   // 48 pixels: a width whose rows only fit lavapipe's layout when the row alignment is negotiated.
-  const pick = negotiate(framePoolCaps(), caps, { width: 48, height: 16 });
-  assert.equal(pick.memory, "dmaBuf");
-  const pool = FramePool.create({
-    format: pick.format,
-    width: pick.width,
-    height: pick.height,
-    rowAlign: pick.rowAlign,
-    slots: 1,
-  });
-  const importer = ctx.importer();
-  try {
-    const frame = pool.tryAcquire()!;
-    const planes = pool.planes(frame);
-    const written = fill(planes, 8);
-    const imp = importer.import(frame);
+  const pick = negotiateDmaBuf(caps, { width: 48, height: 16 });
+  importFilled(ctx, poolFor(pick), {}, 8, ({ planes, written, imp }) => {
     assert.deepEqual(ctx.image(0, imp.image, planes), written, `${pick.format} read back`);
-    frame.release();
-  } finally {
-    importer.close();
-    pool.close();
-  }
+  });
 });
 
 // Not a vkTest: a Worker's own runtime holds fds past its end, so the fd count cannot say.

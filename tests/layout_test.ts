@@ -8,6 +8,7 @@ import {
   CpuBytes,
   CpuPlanes,
   DmaBufHandle,
+  type DmaBufHandleDesc,
   type GpuResourceError,
   InvalidHandleError,
   PixelFormat,
@@ -265,17 +266,9 @@ Deno.test({
   fn() {
     const fd = memfd(3072);
     try {
-      const desc = {
-        fds: [fd],
-        modifier: 0n,
-        width: 64,
-        height: 32,
-        planes: [{ objectIndex: 0, offset: 0, stride: 64 }, {
-          objectIndex: 0,
-          offset: 2048,
-          stride: 64,
-        }],
-      };
+      // The fixtures' NV12 64x32 frame in one object, its fourcc left out: each case names the format.
+      using f = fixture("DmaBufHandle", { shape: "oneObject", fds: [fd] });
+      const { fourcc: _fourcc, ...desc } = f.desc as unknown as DmaBufHandleDesc;
       using named = DmaBufHandle.create({ ...desc, format: "NV12" });
       assert.equal(named.describe().fourcc, NV12);
       refuses(() => DmaBufHandle.create({ ...desc, format: "Rgba9" as "NV12" }), "format");

@@ -6,23 +6,18 @@ import { liveHandles, load } from "../mod.ts";
 import { libraryFileName } from "../ffi/load/load.ts";
 import { PREBUILT_TARGETS } from "../ffi/load/targets.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
+import {
+  childOutcome,
+  childScript,
+  type Outcome as ChildOutcome,
+} from "./_support/child_outcome.ts";
 
 const MOD = new URL("../mod.ts", import.meta.url).href;
 const FFI = new URL("../ffi/", import.meta.url);
 const BUILT = new URL(`../build/${libraryFileName()}`, import.meta.url);
 const BUILT_PATH = Deno.build.os === "windows" ? BUILT.pathname.slice(1) : BUILT.pathname;
 
-interface Outcome {
-  /** Exit status of the child. */
-  status: number;
-  /** The JSON line the child printed: its result, or the error it caught. */
-  result: {
-    ok?: unknown;
-    error?: string;
-    code?: string;
-    message?: string;
-  };
-  stderr: string;
+interface Outcome extends ChildOutcome {
   /** The temporary folder it ran in (removed by now). */
   dir: string;
 }
@@ -117,18 +112,10 @@ async function child(
   flags: string[],
   { env = {}, files = {} }: { env?: Record<string, string>; files?: Record<string, string> } = {},
 ): Promise<Outcome> {
-  const script = `${imports}
-let out;
-try {
-  out = { ok: await (async () => { ${body} })() };
-} catch (e) {
-  out = { error: e?.constructor?.name, code: e?.code, message: e?.message };
-}
-console.log(JSON.stringify(out));
-`;
+  const script = childScript(imports, body);
   const dir = await makeTempDir({ ...files, "child.ts": script });
   try {
-    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    const output = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--no-config", "--no-lock", ...flags, "child.ts"],
       cwd: dir,
       env: { ...baseEnv(), ...env },
@@ -136,15 +123,7 @@ console.log(JSON.stringify(out));
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const text = decoder.decode(stdout).trim();
-    const errors = decoder.decode(stderr);
-    let result: Outcome["result"];
-    try {
-      result = JSON.parse(text.split("\n").pop() ?? "");
-    } catch {
-      throw new Error(`child printed no result (status ${code}):\n${text}\n${errors}`);
-    }
-    return { status: code, result, stderr: errors, dir };
+    return { ...childOutcome(output), dir };
   } finally {
     await removeDir(dir);
   }

@@ -17,9 +17,9 @@ import {
 import { gunzip, sha256HexSync } from "../ffi/load/unpack.ts";
 import { placeholderModuleText } from "../tools/prebuild.ts";
 import { setup } from "./_support/eval_setup.ts";
+import { childOutcome, childScript, type Outcome } from "./_support/child_outcome.ts";
 
 const root = new URL("../", import.meta.url);
-const decoder = new TextDecoder();
 const here = currentTarget();
 const hasPrebuilt = PREBUILT_TARGETS.some((t) => t.name === here) &&
   Deno.build.os === "linux";
@@ -143,12 +143,6 @@ Deno.test("a platform with no prebuilt library says so and names the targets tha
 
 // ------------------------------------------------------------ in a child
 
-interface Outcome {
-  status: number;
-  result: { ok?: unknown; error?: string; code?: string; message?: string };
-  stderr: string;
-}
-
 /**
  * A copy of the package (mod.ts, ffi/, prebuilt/) in a new temporary folder,
  * with no build/ beside it; `replace` overrides files (relative path to text).
@@ -188,22 +182,17 @@ async function inCopy(
   flags: string[],
   env: Record<string, string> = {},
 ): Promise<Outcome> {
-  const script = `import { load, setPrebuiltOptions } from "./ffi/load/load.ts";
-import { CpuBytes } from "./mod.ts";
-let out;
-try {
-  out = { ok: await (async () => { ${body} })() };
-} catch (e) {
-  out = { error: e?.constructor?.name, code: e?.code, message: e?.message };
-}
-console.log(JSON.stringify(out));
-`;
+  const script = childScript(
+    `import { load, setPrebuiltOptions } from "./ffi/load/load.ts";
+import { CpuBytes } from "./mod.ts";`,
+    body,
+  );
   await setup(
     `const { dir, script } = await new Response(Deno.stdin.readable).json();
      Deno.writeTextFileSync(dir + "/child.ts", script);`,
     { dir, script },
   );
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+  const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-config", "--no-lock", ...flags, "child.ts"],
     cwd: dir,
     env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", ...env },
@@ -211,16 +200,7 @@ console.log(JSON.stringify(out));
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const text = decoder.decode(stdout).trim();
-  let result: Outcome["result"];
-  try {
-    result = JSON.parse(text.split("\n").pop() ?? "");
-  } catch {
-    throw new Error(
-      `child printed no result (status ${code}):\n${text}\n${decoder.decode(stderr)}`,
-    );
-  }
-  return { status: code, result, stderr: decoder.decode(stderr) };
+  return childOutcome(output);
 }
 
 const USE_HANDLE = `

@@ -30,6 +30,7 @@ import {
   lacking,
   probe,
 } from "./_support/vulkan_helper.ts";
+import { helperCheck, HelperContext } from "./_support/vulkan_context.ts";
 
 // ------------------------------------------------------------------- helper
 
@@ -61,8 +62,7 @@ function vkTest(name: string, caps: number, fn: (ctx: Context) => void): void {
       const ctx = new Context();
       try {
         fn(ctx);
-        assert.equal(vk.gvk_live_objects(ctx.ptr), 0, "every Vulkan object was destroyed");
-        assert.equal(vk.gvk_live_memory(ctx.ptr), 0, "every VkDeviceMemory was freed");
+        ctx.assertNothingLive();
       } finally {
         ctx.close();
       }
@@ -71,23 +71,12 @@ function vkTest(name: string, caps: number, fn: (ctx: Context) => void): void {
   });
 }
 
-function check(status: number, what: string): void {
-  if (status !== 0) throw new Error(`${what}: ${cString(vk.gvk_last_error())}`);
-}
+const check = (status: number, what: string) => helperCheck(vk, status, what);
 
-/** One helper context: an instance, a physical device, devices A and B. */
-class Context {
-  readonly ptr: Deno.PointerValue;
-  readonly uuid = new Uint8Array(16);
-
+/** The helper's context, with the object reads and writes these tests use. */
+class Context extends HelperContext {
   constructor() {
-    this.ptr = vk.gvk_open();
-    if (this.ptr === null) throw new Error(`gvk_open: ${cString(vk.gvk_last_error())}`);
-    vk.gvk_device_uuid(this.ptr, this.uuid);
-  }
-
-  device(which: 0 | 1): Deno.PointerValue {
-    return vk.gvk_device(this.ptr, which);
+    super(vk);
   }
 
   read(id: bigint, mode: number, size: number): Uint8Array {
@@ -102,10 +91,6 @@ class Context {
 
   destroy(id: bigint): void {
     check(vk.gvk_object_destroy(this.ptr, id), "gvk_object_destroy");
-  }
-
-  close(): void {
-    vk.gvk_close(this.ptr);
   }
 }
 

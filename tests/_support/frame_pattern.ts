@@ -4,7 +4,7 @@
 // all of it. A slot handed out again while a consumer still reads it shows
 // up as the pattern (and checksum) of another frame.
 
-import type { FrameMeta, FrameMetaInit, PlaneView } from "../../mod.ts";
+import type { DmaBufHandle, FrameMeta, FrameMetaInit, FramePool, PlaneView } from "../../mod.ts";
 
 function rowWords(view: PlaneView, y: number): Uint32Array {
   const data = view.data;
@@ -72,4 +72,24 @@ export async function eventually(cond: () => boolean, what: string, ms = 2000): 
     if (performance.now() > end) throw new Error(`${what}: not within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 2));
   }
+}
+
+/**
+ * Acquires a frame of `pool` for each of `seqs` (waiting up to 2 s each) and
+ * paints it with that sequence's pattern; if one does not come, releases the
+ * ones it got before it throws.
+ */
+export async function acquirePainted(pool: FramePool, seqs: number[]): Promise<DmaBufHandle[]> {
+  const frames: DmaBufHandle[] = [];
+  try {
+    for (const seq of seqs) {
+      const frame = await pool.acquire({ timeout: 2000 });
+      paint(pool.planes(frame), seq);
+      frames.push(frame);
+    }
+  } catch (e) {
+    for (const f of frames) f.release();
+    throw e;
+  }
+  return frames;
 }

@@ -601,20 +601,35 @@ for (const k of zeroCopyCases) {
 
 // ---------------------------------------------------------------------- GL
 
+/** Runs `body` on a new `width` x `height` texture filled from `seed`, deletes it, checks for leaks. */
+function withTexture(width: number, height: number, seed: number, body: (name: number) => void) {
+  const before = liveHandles();
+  const name = probe.glTexture(width, height, seed);
+  try {
+    body(name);
+  } finally {
+    probe.glTextureDelete(name);
+  }
+  noLeaks(before);
+}
+
+/** A GlTextureHandle of the RGBA8 2D texture `name` in the probe's EGL context. */
+function textureHandle(name: number): GlTextureHandle {
+  return GlTextureHandle.create({
+    name,
+    target: "Texture2D",
+    internalFormat: "Rgba8",
+    context: gl!.context,
+  });
+}
+
 Deno.test({
   name: "gpu: GlTextureHandle of a real texture (EGL on the NVIDIA device)",
   ignore: !!glSkip,
   fn() {
-    const before = liveHandles();
     const width = 256, height = 128;
-    const name = probe.glTexture(width, height, 0x61);
-    try {
-      const h = GlTextureHandle.create({
-        name,
-        target: "Texture2D",
-        internalFormat: "Rgba8",
-        context: gl!.context,
-      });
+    withTexture(width, height, 0x61, (name) => {
+      const h = textureHandle(name);
       const d = h.describe();
       assert.equal(d.kind, "GlTextureHandle");
       assert.equal(d.name, name);
@@ -635,10 +650,7 @@ Deno.test({
         0n,
         "the texture outlives the handle",
       );
-    } finally {
-      probe.glTextureDelete(name);
-    }
-    noLeaks(before);
+    });
   },
 });
 
@@ -646,16 +658,9 @@ Deno.test({
   name: "gpu: CUDA-GL interop reads and writes a texture named by a GlTextureHandle",
   ignore: !!interopSkip,
   fn() {
-    const before = liveHandles();
     const width = 512, height = 256;
-    const name = probe.glTexture(width, height, 0x71);
-    try {
-      using h = GlTextureHandle.create({
-        name,
-        target: "Texture2D",
-        internalFormat: "Rgba8",
-        context: gl!.context,
-      });
+    withTexture(width, height, 0x71, (name) => {
+      using h = textureHandle(name);
       const d = h.describe();
       const target = { Texture2D: GL_TEXTURE_2D }[d.target as "Texture2D"];
       // cuGraphicsGLRegisterImage(d.name, d.target): CUDA reads the texels GL holds ...
@@ -664,10 +669,7 @@ Deno.test({
       // ... and writes new ones that GL then reads.
       probe.cuGlAccess(d.name, target, width, height, 0x73, true);
       assert.equal(probe.glTextureCheck(name, width, height, 0x73), 0n);
-    } finally {
-      probe.glTextureDelete(name);
-    }
-    noLeaks(before);
+    });
   },
 });
 
