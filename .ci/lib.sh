@@ -1,6 +1,6 @@
 # .ci/lib.sh: what the .ci/*.sh checks share; sourced, never run. It moves to
 # the repository root and sets root, sudo, the counters and their helpers
-# (step, pass, fail, finish, install_missing).
+# (step, pass, fail, finish, install_missing, wine_session, count_ctest).
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 root=$(pwd)
 export DEBIAN_FRONTEND=noninteractive
@@ -42,4 +42,30 @@ install_missing() {
     >"$log" 2>&1 && return 0
   tail -n 20 "$log"
   return 1
+}
+
+# wine_session: one Wine session for every test of a run (wine and wineserver set,
+# WINEPREFIX exported): a server that outlives each test by 30 s, and Wine's services
+# started here with no output. A service that a test's own wine started would
+# inherit its stdout and keep ctest waiting until the service exits.
+wine_session() {
+  mkdir -p "$WINEPREFIX"                         # the server needs it; wineboot fills it the first time
+  "$wineserver" -p30 </dev/null >/dev/null 2>&1 # exits 2 when one already runs: fine
+  trap '"$wineserver" -k </dev/null >/dev/null 2>&1' EXIT # this prefix's session only
+  "$wine" wineboot.exe </dev/null >/dev/null 2>&1
+}
+
+# count_ctest LOG WHAT: adds the test executables ctest's LOG counts to passed and
+# failed, and says how many passed; a log that ran none is one failure.
+count_ctest() {
+  local total bad
+  total=$(sed -nE 's/.*tests failed out of ([0-9]+).*/\1/p' "$1" | tail -n1)
+  bad=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$1" | tail -n1)
+  if [ -z "$total" ] || [ "$total" = 0 ]; then
+    fail "ctest $2 ran no test"
+  else
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    echo "$((total - bad)) of $total test executables passed $2"
+  fi
 }

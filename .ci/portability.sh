@@ -88,24 +88,10 @@ if [ "$built" = 1 ]; then
 
   step "Windows: C tests under Wine"
   t0=$(date +%s)
-  # One Wine session for every test: a server that outlives each test by 30 s, and
-  # Wine's services started here with no output. A service that a test's own wine
-  # started would inherit its stdout and keep ctest waiting until the service exits.
-  mkdir -p "$WINEPREFIX" # the server needs it; wineboot fills it the first time
-  "$wineserver" -p30 </dev/null >/dev/null 2>&1 # exits 2 when one already runs: fine
-  trap '"$wineserver" -k </dev/null >/dev/null 2>&1' EXIT # this prefix's session only
-  "$wine" wineboot.exe </dev/null >/dev/null 2>&1
+  wine_session
   echo "Wine session ready in $(($(date +%s) - t0)) s"
   ctest --test-dir "$bw" --output-on-failure </dev/null 2>&1 | tee "$bw/ctest.log"
-  total=$(sed -nE 's/.*tests failed out of ([0-9]+).*/\1/p' "$bw/ctest.log" | tail -n1)
-  bad=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$bw/ctest.log" | tail -n1)
-  if [ -z "$total" ] || [ "$total" = 0 ]; then
-    fail "ctest under Wine ran no test"
-  else
-    passed=$((passed + total - bad))
-    failed=$((failed + bad))
-    echo "$((total - bad)) of $total test executables passed under Wine ($(($(date +%s) - t0)) s)"
-  fi
+  count_ctest "$bw/ctest.log" "under Wine ($(($(date +%s) - t0)) s)"
 
   step "Windows: the tables the Deno module checks are the Linux build's"
   # The Linux side: the same program against a host build of the library.

@@ -112,21 +112,10 @@ if ! cmp -s "$dll" "$bw/native/tests/gpures.dll"; then
   fail "could not place the prebuilt gpures.dll"
   finish
 fi
-mkdir -p "$WINEPREFIX"
-"$wineserver" -p30 </dev/null >/dev/null 2>&1
-trap '"$wineserver" -k </dev/null >/dev/null 2>&1' EXIT
-"$wine" wineboot.exe </dev/null >/dev/null 2>&1
+wine_session
 ctest --test-dir "$bw" --output-on-failure </dev/null >"$bw/ctest.log" 2>&1
-cat "$bw/ctest.log" | tail -n 15
+tail -n 15 "$bw/ctest.log"
 cmp -s "$dll" "$bw/native/tests/gpures.dll" || fail "ctest replaced the prebuilt gpures.dll"
-total=$(sed -nE 's/.*tests failed out of ([0-9]+).*/\1/p' "$bw/ctest.log" | tail -n1)
-bad=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$bw/ctest.log" | tail -n1)
-if [ -z "$total" ] || [ "$total" = 0 ]; then
-  fail "ctest under Wine ran no test"
-else
-  passed=$((passed + total - bad))
-  failed=$((failed + bad))
-  echo "$((total - bad)) of $total C test executables passed against the prebuilt DLL ($(($(date +%s) - t0)) s)"
-fi
+count_ctest "$bw/ctest.log" "against the prebuilt DLL ($(($(date +%s) - t0)) s)"
 
 finish

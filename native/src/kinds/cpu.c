@@ -24,7 +24,7 @@ static int validate_cpu_bytes(gpures__op op, const void *desc) {
   int status = gpures__check_extent(op, d->width, d->height);
   if (status != GPURES_OK || d->width == 0) return status;
   const char *name = gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format);
-  uint64_t row_bytes, frame;
+  uint64_t row_bytes = 0, frame = 0; /* the format row checked the format: both calls succeed */
   gpures_pixel_format_row_bytes(d->format, 0, d->width, &row_bytes);
   if (d->row_pitch < row_bytes)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowPitch",

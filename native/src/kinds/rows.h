@@ -31,6 +31,10 @@
   GPURES__DEVICE_ROW(T, registry_id, "registryId", GPURES_FIELD_U64, GPURES_HAS_REGISTRY_ID, \
                      GPURES_DEVICE_METAL_REGISTRY_ID, "MTLDevice.registryID")
 
+/* The GL context a GL object lives in, optional in every GL kind; each kind's doc says more. */
+#define GPURES__GL_CONTEXT_ROW(T, doc) \
+  GPURES__ROW(T, context, "context", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, doc)
+
 /* The optional groups: a GL share group, the producer's slot-release gate. */
 #define GPURES__SHARE_GROUP_ROW(T) \
   GPURES__GROUP_ROW(T, share_group, "shareGroup", GPURES_FIELD_U64, GPURES_HAS_SHARE_GROUP, "share group id")

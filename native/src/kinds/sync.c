@@ -122,10 +122,12 @@ static const gpures_field_info metal_event_fields[] = {
 GPURES__VARIANT(metal_event, metal_event_fields, NULL);
 #undef T
 
+#define GL_CONTEXT_ROW(T) GPURES__GL_CONTEXT_ROW(T, "the context it lives in")
+
 #define T gpures_gl_semaphore_desc
 static const gpures_field_info gl_semaphore_fields[] = {
   GPURES__ROW(T, name, "name", GPURES_FIELD_U32, GPURES_E_NULL_HANDLE, 0, "GL_EXT_semaphore object"),
-  GPURES__ROW(T, context, "context", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "the context it lives in"),
+  GL_CONTEXT_ROW(T),
 };
 GPURES__VARIANT(gl_semaphore, gl_semaphore_fields, NULL);
 #undef T
@@ -133,7 +135,7 @@ GPURES__VARIANT(gl_semaphore, gl_semaphore_fields, NULL);
 #define T gpures_gl_sync_desc
 static const gpures_field_info gl_sync_fields[] = {
   GPURES__ROW(T, sync, "sync", GPURES_FIELD_PTR, GPURES_E_NULL_HANDLE, 0, "GLsync from glFenceSync"),
-  GPURES__ROW(T, context, "context", GPURES_FIELD_PTR, 0, GPURES_FIELD_OPTIONAL, "the context it lives in"),
+  GL_CONTEXT_ROW(T),
 };
 GPURES__VARIANT(gl_sync, gl_sync_fields, NULL);
 #undef T
