@@ -27,12 +27,28 @@ function nv12(slots: number, width = 64, height = 32): FramePool {
   return FramePool.create({ format: "NV12", width, height, slots });
 }
 
+/** A test of pooled frames: their memory is sealed memfds, so it runs on Linux only. */
+function poolTest(name: string, fn: () => void | Promise<void>): void {
+  Deno.test({ name, ignore: !linux, fn });
+}
+
+/** A pool test that starts with every slot held: a one-slot pool and the frame holding it. */
+function fullPoolTest(
+  name: string,
+  fn: (pool: FramePool, held: DmaBufHandle) => Promise<void>,
+): void {
+  poolTest(name, async () => {
+    using pool = nv12(1);
+    using held = await pool.acquire(); // released at the end unless the test released it
+    await fn(pool, held);
+  });
+}
+
 // ------------------------------------------------------------------ FramePool
 
-Deno.test({
-  name: "FramePool hands out DmaBufHandles over sealed memfds in the pool's standard layout",
-  ignore: !linux,
-  async fn() {
+poolTest(
+  "FramePool hands out DmaBufHandles over sealed memfds in the pool's standard layout",
+  async () => {
     using pool = FramePool.create({ format: "NV12", width: 100, height: 30, slots: 2 });
     using frame = await pool.acquire();
     assert.ok(frame instanceof DmaBufHandle);
@@ -52,44 +68,37 @@ Deno.test({
     assert.ok(pool.stats.bufferSize >= pool.layout.size);
     assert.deepEqual(pool.stats, { ...pool.stats, slots: 2, inUse: 1, acquired: 1, waits: 0 });
   },
+);
+
+poolTest("a pooled frame's bufferId is stable per slot and distinct across slots", async () => {
+  using pool = nv12(3);
+  const first = [await pool.acquire(), await pool.acquire(), await pool.acquire()];
+  const ids = first.map((f) => f.bufferId);
+  assert.ok(ids.every((id) => typeof id === "bigint"));
+  assert.equal(new Set(ids).size, 3);
+  const clone = first[1].clone();
+  assert.equal(clone.bufferId, ids[1], "a clone is of the same buffer");
+  clone.release();
+  for (const f of first) f.release();
+  for (let round = 0; round < 3; round++) {
+    const again = [await pool.acquire(), await pool.acquire(), await pool.acquire()];
+    assert.deepEqual(new Set(again.map((f) => f.bufferId)), new Set(ids));
+    // The same slot's memory: one frame's bytes are seen by the next frame of its buffer.
+    const id = again[0].bufferId;
+    pool.planes(again[0])[0].data[0] = round;
+    again[0].release();
+    const next = await pool.acquire();
+    assert.equal(next.bufferId, id);
+    assert.equal(new Uint8Array(next.map())[0], round);
+    next.release();
+    for (const f of again.slice(1)) f.release();
+  }
 });
 
-Deno.test({
-  name: "a pooled frame's bufferId is stable per slot and distinct across slots",
-  ignore: !linux,
-  async fn() {
-    using pool = nv12(3);
-    const first = [await pool.acquire(), await pool.acquire(), await pool.acquire()];
-    const ids = first.map((f) => f.bufferId);
-    assert.ok(ids.every((id) => typeof id === "bigint"));
-    assert.equal(new Set(ids).size, 3);
-    const clone = first[1].clone();
-    assert.equal(clone.bufferId, ids[1], "a clone is of the same buffer");
-    clone.release();
-    for (const f of first) f.release();
-    for (let round = 0; round < 3; round++) {
-      const again = [await pool.acquire(), await pool.acquire(), await pool.acquire()];
-      assert.deepEqual(new Set(again.map((f) => f.bufferId)), new Set(ids));
-      // The same slot's memory: one frame's bytes are seen by the next frame of its buffer.
-      const id = again[0].bufferId;
-      pool.planes(again[0])[0].data[0] = round;
-      again[0].release();
-      const next = await pool.acquire();
-      assert.equal(next.bufferId, id);
-      assert.equal(new Uint8Array(next.map())[0], round);
-      next.release();
-      for (const f of again.slice(1)) f.release();
-    }
-  },
-});
-
-Deno.test({
-  name: "acquire() waits while every slot is held, without blocking the event loop, and " +
+fullPoolTest(
+  "acquire() waits while every slot is held, without blocking the event loop, and " +
     "resolves when one is released",
-  ignore: !linux,
-  async fn() {
-    using pool = nv12(1);
-    const held = await pool.acquire();
+  async (pool, held) => {
     const id = held.bufferId;
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
@@ -107,14 +116,11 @@ Deno.test({
     got!.release();
     assert.equal(pool.stats.inUse, 0);
   },
-});
+);
 
-Deno.test({
-  name: "acquire({ timeout }) rejects with TimeoutError when no slot comes free, and counts it",
-  ignore: !linux,
-  async fn() {
-    using pool = nv12(1);
-    using _held = await pool.acquire();
+fullPoolTest(
+  "acquire({ timeout }) rejects with TimeoutError when no slot comes free, and counts it",
+  async (pool) => {
     const t0 = performance.now();
     await assert.rejects(pool.acquire({ timeout: 60 }), (e: TimeoutError) => {
       assert.ok(e instanceof TimeoutError, String(e));
@@ -127,14 +133,11 @@ Deno.test({
     assert.equal(pool.stats.timeouts, 1, "one acquire gave up: one timeout");
     assert.equal(pool.stats.inUse, 1);
   },
-});
+);
 
-Deno.test({
-  name: "acquire({ signal }) rejects with the signal's reason when it aborts, and takes no slot",
-  ignore: !linux,
-  async fn() {
-    using pool = nv12(1);
-    const held = await pool.acquire();
+fullPoolTest(
+  "acquire({ signal }) rejects with the signal's reason when it aborts, and takes no slot",
+  async (pool, held) => {
     const controller = new AbortController();
     const reason = new Error("the consumer went away");
     setTimeout(() => controller.abort(reason), 20);
@@ -145,31 +148,26 @@ Deno.test({
     using again = await pool.acquire({ timeout: 1000 });
     assert.ok(again.bufferId);
   },
+);
+
+poolTest("tryAcquire() gives a frame while a slot is free and null when every slot is held", () => {
+  using pool = nv12(2);
+  const a = pool.tryAcquire(), b = pool.tryAcquire();
+  assert.ok(a instanceof DmaBufHandle && b instanceof DmaBufHandle);
+  assert.equal(pool.tryAcquire(), null);
+  assert.equal(pool.stats.waits, 0, "a try is not a wait");
+  const id = a.bufferId;
+  a.release();
+  const c = pool.tryAcquire();
+  assert.equal(c?.bufferId, id);
+  b.release();
+  c!.release();
 });
 
-Deno.test({
-  name: "tryAcquire() gives a frame while a slot is free and null when every slot is held",
-  ignore: !linux,
-  fn() {
-    using pool = nv12(2);
-    const a = pool.tryAcquire(), b = pool.tryAcquire();
-    assert.ok(a instanceof DmaBufHandle && b instanceof DmaBufHandle);
-    assert.equal(pool.tryAcquire(), null);
-    assert.equal(pool.stats.waits, 0, "a try is not a wait");
-    const id = a.bufferId;
-    a.release();
-    const c = pool.tryAcquire();
-    assert.equal(c?.bufferId, id);
-    b.release();
-    c!.release();
-  },
-});
-
-Deno.test({
-  name: "FramePool.close(): waiting acquires reject with ReleasedError, held frames stay " +
+poolTest(
+  "FramePool.close(): waiting acquires reject with ReleasedError, held frames stay " +
     "readable, and every handle goes once they are released",
-  ignore: !linux,
-  async fn() {
+  async () => {
     const live = liveHandles();
     const pool = nv12(2);
     const a = await pool.acquire(), b = await pool.acquire();
@@ -190,13 +188,12 @@ Deno.test({
     b.release();
     assert.equal(liveHandles(), live);
   },
-});
+);
 
-Deno.test({
-  name: "FramePool.close() right after a slot came back, while an acquire's wait has not yet " +
+poolTest(
+  "FramePool.close() right after a slot came back, while an acquire's wait has not yet " +
     "returned, rejects that acquire and frees the pool only after it",
-  ignore: !linux,
-  async fn() {
+  async () => {
     for (let round = 0; round < 50; round++) {
       const pool = nv12(1);
       const held = pool.tryAcquire()!;
@@ -206,31 +203,27 @@ Deno.test({
       await assert.rejects(waiting, (e: ReleasedError) => e.field === "pool");
     }
   },
-});
+);
 
-Deno.test({
-  name: "FramePool.create() refuses bad options with InvalidHandleError naming the field",
-  ignore: !linux,
-  fn() {
-    const base = { format: "NV12", width: 64, height: 32, slots: 2 } as const;
-    const bad: [Record<string, unknown>, string][] = [
-      [{ format: "NV13" }, "format"],
-      [{ format: "RgbaF32" }, "format"], // no DRM fourcc
-      [{ slots: 0 }, "slots"],
-      [{ slots: 257 }, "slots"],
-      [{ width: 0 }, "width"],
-      [{ height: 0 }, "height"],
-      [{ rowAlign: 3 }, "rowAlign"],
-      [{ rowAlign: 8192 }, "rowAlign"],
-    ];
-    for (const [options, field] of bad) {
-      assert.throws(() => FramePool.create({ ...base, ...options } as never), (e) => {
-        assert.ok(e instanceof InvalidHandleError, `${JSON.stringify(options)}: ${e}`);
-        assert.equal(e.field, field, `${JSON.stringify(options)}: ${e.message}`);
-        return true;
-      });
-    }
-  },
+poolTest("FramePool.create() refuses bad options with InvalidHandleError naming the field", () => {
+  const base = { format: "NV12", width: 64, height: 32, slots: 2 } as const;
+  const bad: [Record<string, unknown>, string][] = [
+    [{ format: "NV13" }, "format"],
+    [{ format: "RgbaF32" }, "format"], // no DRM fourcc
+    [{ slots: 0 }, "slots"],
+    [{ slots: 257 }, "slots"],
+    [{ width: 0 }, "width"],
+    [{ height: 0 }, "height"],
+    [{ rowAlign: 3 }, "rowAlign"],
+    [{ rowAlign: 8192 }, "rowAlign"],
+  ];
+  for (const [options, field] of bad) {
+    assert.throws(() => FramePool.create({ ...base, ...options } as never), (e) => {
+      assert.ok(e instanceof InvalidHandleError, `${JSON.stringify(options)}: ${e}`);
+      assert.equal(e.field, field, `${JSON.stringify(options)}: ${e.message}`);
+      return true;
+    });
+  }
 });
 
 // ------------------------------------------------------------------- metadata
@@ -266,10 +259,9 @@ const FULL: FrameMetaInit = {
   userData: new Uint8Array(16).map((_, i) => i * 17),
 };
 
-Deno.test({
-  name: "every metadata group round-trips through setMeta() and meta; absent groups read null",
-  ignore: !linux,
-  async fn() {
+poolTest(
+  "every metadata group round-trips through setMeta() and meta; absent groups read null",
+  async () => {
     using pool = nv12(1);
     using frame = await pool.acquire();
     assert.equal(frame.meta, null, "a fresh frame has no metadata");
@@ -288,28 +280,23 @@ Deno.test({
     cpu.setMeta({ color: FULL.color });
     assert.deepEqual(cpu.meta?.color, FULL.color);
   },
+);
+
+poolTest("clones share metadata, and setMeta(null) clears it for all of them", async () => {
+  using pool = nv12(1);
+  using frame = await pool.acquire();
+  using clone = frame.clone();
+  frame.setMeta({ sequence: 5 });
+  assert.equal(clone.meta?.sequence, 5);
+  clone.setMeta(FULL);
+  assert.deepEqual(frame.meta, FULL);
+  clone.setMeta(null);
+  assert.equal(frame.meta, null);
 });
 
-Deno.test({
-  name: "clones share metadata, and setMeta(null) clears it for all of them",
-  ignore: !linux,
-  async fn() {
-    using pool = nv12(1);
-    using frame = await pool.acquire();
-    using clone = frame.clone();
-    frame.setMeta({ sequence: 5 });
-    assert.equal(clone.meta?.sequence, 5);
-    clone.setMeta(FULL);
-    assert.deepEqual(frame.meta, FULL);
-    clone.setMeta(null);
-    assert.equal(frame.meta, null);
-  },
-});
-
-Deno.test({
-  name: "bad metadata throws InvalidHandleError naming the field and keeps what was there",
-  ignore: !linux,
-  async fn() {
+poolTest(
+  "bad metadata throws InvalidHandleError naming the field and keeps what was there",
+  async () => {
     using pool = nv12(1); // 64x32
     using frame = await pool.acquire();
     frame.setMeta({ sequence: 1 });
@@ -338,12 +325,11 @@ Deno.test({
       assert.equal(frame.meta?.sequence, 1, `after ${field}: the old metadata stays`);
     }
   },
-});
+);
 
-Deno.test({
-  name: "metadata crosses to a Worker with the raw handle, and what the Worker sets is seen here",
-  ignore: !linux,
-  async fn() {
+poolTest(
+  "metadata crosses to a Worker with the raw handle, and what the Worker sets is seen here",
+  async () => {
     using pool = nv12(1);
     using frame = await pool.acquire();
     frame.setMeta(FULL);
@@ -362,12 +348,11 @@ Deno.test({
       w.terminate();
     }
   },
-});
+);
 
-Deno.test({
-  name: "metadata crosses a Channel exactly, per frame: a later frame of a buffer has its own",
-  ignore: !linux,
-  async fn() {
+poolTest(
+  "metadata crosses a Channel exactly, per frame: a later frame of a buffer has its own",
+  async () => {
     using pool = nv12(1);
     const [tx, rx] = Channel.pair();
     using _tx = tx, _rx = rx;
@@ -384,4 +369,4 @@ Deno.test({
     assert.equal(rx.stats.announced, 1);
     assert.equal(rx.stats.frames, 3);
   },
-});
+);

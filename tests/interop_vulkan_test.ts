@@ -322,6 +322,45 @@ vkTest("image and buffer together over one frame", DMA_BUF, (ctx) => {
 
 // ------------------------------------------------------- (2) VkOpaqueFd
 
+/** Memory device A exported as an opaque fd (gvk_export_create), behind its W x H RGBA image. */
+interface OpaqueExport {
+  size: bigint;
+  offset: bigint;
+  dedicated: boolean;
+  /** Writes `bytes` into the image through device A's mapping (gvk_object_write). */
+  write(bytes: Uint8Array): void;
+  /** The VkOpaqueFd that adopts the exported fd, naming `deviceUuid` (device A's unless given). */
+  adopt(deviceUuid?: Uint8Array): VkOpaqueFd;
+  /** Destroys the image and its memory. */
+  destroy(): void;
+}
+
+function exportOpaque(ctx: Context, dedicated: boolean): OpaqueExport {
+  const out = new BigUint64Array(8);
+  helperCheck(vk.gvk_export_create(ctx.ptr, W, H, dedicated ? 1 : 0, out), "gvk_export_create");
+  const [object, fd, size, memoryTypeIndex, isDedicated, , , offset] = out;
+  const desc = {
+    fd: Number(fd),
+    size,
+    memoryTypeIndex: Number(memoryTypeIndex),
+    offset,
+    dedicated: isDedicated === 1n,
+    width: W,
+    height: H,
+    format: "RgbaU8" as const,
+  };
+  return {
+    size,
+    offset,
+    dedicated: desc.dedicated,
+    write: (bytes) =>
+      helperCheck(vk.gvk_object_write(ctx.ptr, object, bytes, BigInt(bytes.length)), "write"),
+    adopt: (deviceUuid = ctx.uuid) =>
+      VkOpaqueFd.create({ ...desc, deviceUuid }, { takeOwnership: true }),
+    destroy: () => helperCheck(vk.gvk_object_destroy(ctx.ptr, object), "gvk_object_destroy"),
+  };
+}
+
 for (const dedicated of [true, false]) {
   vkTest(
     `a VkOpaqueFd exported by device A (${
@@ -329,30 +368,18 @@ for (const dedicated of [true, false]) {
     }) imported into device B`,
     OPAQUE,
     (ctx) => {
-      const out = new BigUint64Array(8);
-      helperCheck(vk.gvk_export_create(ctx.ptr, W, H, dedicated ? 1 : 0, out), "gvk_export_create");
-      const [exported, fd, size, memoryTypeIndex, isDedicated, , , offset] = out;
+      const exported = exportOpaque(ctx, dedicated);
       const written = pattern(W * H * 4, 6);
-      helperCheck(vk.gvk_object_write(ctx.ptr, exported, written, BigInt(written.length)), "write");
+      exported.write(written);
       const importer = ctx.importer({ image: true, buffer: true }, 1);
       try {
-        using memory = VkOpaqueFd.create({
-          fd: Number(fd),
-          size,
-          memoryTypeIndex: Number(memoryTypeIndex),
-          offset,
-          dedicated: isDedicated === 1n,
-          width: W,
-          height: H,
-          format: "RgbaU8",
-          deviceUuid: ctx.uuid,
-        }, { takeOwnership: true });
+        using memory = exported.adopt();
         const imp = importer.import(memory);
-        assert.equal(imp.offset, offset);
-        assert.equal(imp.size, size);
+        assert.equal(imp.offset, exported.offset);
+        assert.equal(imp.size, exported.size);
         assert.equal(
           imp.buffer === 0n,
-          isDedicated === 1n,
+          exported.dedicated,
           "memory dedicated to the image has no buffer",
         );
         const plane = { width: W, height: H, bytesPerRow: W * 4 } as PlaneView;
@@ -364,7 +391,7 @@ for (const dedicated of [true, false]) {
         assert.equal(importer.import(memory).cached, true);
       } finally {
         importer.close();
-        helperCheck(vk.gvk_object_destroy(ctx.ptr, exported), "gvk_object_destroy");
+        exported.destroy();
       }
     },
   );
@@ -442,24 +469,12 @@ vkTest("forget() frees one import; close() frees the rest", DMA_BUF, (ctx) => {
 // ---------------------------------------------------- (4) device mismatch
 
 vkTest("a VkOpaqueFd of another device: DeviceMismatchError naming deviceUuid", OPAQUE, (ctx) => {
-  const out = new BigUint64Array(8);
-  helperCheck(vk.gvk_export_create(ctx.ptr, W, H, 0, out), "gvk_export_create");
-  const [exported, fd, size, memoryTypeIndex, isDedicated, , , offset] = out;
+  const exported = exportOpaque(ctx, false);
   const other = ctx.uuid.slice();
   other[0] ^= 0xff;
   const importer = ctx.importer({}, 1);
   try {
-    using memory = VkOpaqueFd.create({
-      fd: Number(fd),
-      size,
-      memoryTypeIndex: Number(memoryTypeIndex),
-      offset,
-      dedicated: isDedicated === 1n,
-      width: W,
-      height: H,
-      format: "RgbaU8",
-      deviceUuid: other,
-    }, { takeOwnership: true });
+    using memory = exported.adopt(other);
     assert.throws(() => importer.import(memory), (e) => {
       assert.ok(e instanceof DeviceMismatchError, String(e));
       assert.equal(e.field, "deviceUuid");
@@ -470,7 +485,7 @@ vkTest("a VkOpaqueFd of another device: DeviceMismatchError naming deviceUuid", 
     assert.equal(s.imports, 0);
   } finally {
     importer.close();
-    helperCheck(vk.gvk_object_destroy(ctx.ptr, exported), "gvk_object_destroy");
+    exported.destroy();
   }
 });
 

@@ -29,6 +29,14 @@ export const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "lib
   sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
   recvmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
   recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  // on a thread of Deno's blocking pool: bench/wake_paths.ts weighs it against other wake paths
+  recvNonblocking: {
+    name: "recv",
+    parameters: ["i32", "buffer", "usize", "i32"],
+    result: "isize",
+    nonblocking: true,
+  },
+  send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
   // the process: limits, identity, errno
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },

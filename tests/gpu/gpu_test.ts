@@ -41,7 +41,12 @@ import {
   uuidString,
   type VkExport,
 } from "./probe.ts";
-import { cudaCaps, cudaDeviceInfo, CudaImporter } from "../../ffi/interop/cuda.ts";
+import {
+  cudaCaps,
+  cudaDeviceInfo,
+  CudaImporter,
+  type CudaImporterOptions,
+} from "../../ffi/interop/cuda.ts";
 import {
   compareDevices,
   decodeDeviceInfo,
@@ -157,17 +162,31 @@ if (cudaSkip) {
 const MiB = 1 << 20;
 const same = (a: Uint8Array | null, b: Uint8Array) => a !== null && a.every((v, i) => v === b[i]);
 
-function noLeaks(before: number): void {
+/** `h.describe()`, asserting that it describes a `kind`. */
+function describedAs<D extends { kind: string }>(h: { describe(): D }, kind: D["kind"]): D {
+  const d = h.describe();
+  assert.equal(d.kind, kind);
+  return d;
+}
+
+/** Runs `body`, then checks that it released every handle it made. */
+async function releasingAll(body: () => void | Promise<void>): Promise<void> {
+  const before = liveHandles();
+  await body();
   assert.equal(liveHandles(), before, "every handle the test made was released");
+}
+
+/** A GPU test, ignored here when `skip` gives a reason; it must release every handle it makes. */
+function gpuTest(name: string, skip: string | undefined, body: () => void | Promise<void>): void {
+  Deno.test({ name, ignore: !!skip, fn: () => releasingAll(body) });
 }
 
 // -------------------------------------------------------------------- CUDA
 
-Deno.test({
-  name: "gpu: CudaBufferHandle over cuMemAlloc memory: describe matches CUDA, clone, release",
-  ignore: !!cudaSkip,
-  fn() {
-    const before = liveHandles();
+gpuTest(
+  "gpu: CudaBufferHandle over cuMemAlloc memory: describe matches CUDA, clone, release",
+  cudaSkip,
+  () => {
     const size = 16n * BigInt(MiB) + 4096n;
     const ptr = probe.cuAlloc(size);
     let keepAliveReleases = 0;
@@ -180,8 +199,7 @@ Deno.test({
         },
       },
     });
-    const d = h.describe();
-    assert.equal(d.kind, "CudaBufferHandle");
+    const d = describedAs(h, "CudaBufferHandle");
     assert.equal(d.kindId, 8);
     assert.equal(d.refcount, 1);
     assert.equal(d.ptr, ptr);
@@ -211,15 +229,13 @@ Deno.test({
     c.release();
     assert.equal(keepAliveReleases, 1, "the last release ran the keep-alive once");
     assert.ok(!probe.cuIsAllocated(ptr), "the producer freed it from its keep-alive");
-    noLeaks(before);
   },
-});
+);
 
-Deno.test({
-  name: "gpu: CudaPtr2D over cuMemAllocPitch NV12 frames: pitch and plane offsets match CUDA",
-  ignore: !!cudaSkip,
-  fn() {
-    const before = liveHandles();
+gpuTest(
+  "gpu: CudaPtr2D over cuMemAllocPitch NV12 frames: pitch and plane offsets match CUDA",
+  cudaSkip,
+  () => {
     const nv12 = PixelFormat.info("NV12");
     for (const [width, height] of [[1920, 1080], [3840, 2160], [1280, 721]]) {
       // Plane sizes from gpures's own format table; one pitched allocation holds both planes.
@@ -236,8 +252,7 @@ Deno.test({
           height,
           deviceUuid: cuda.uuid,
         });
-        const d = h.describe();
-        assert.equal(d.kind, "CudaPtr2D");
+        const d = describedAs(h, "CudaPtr2D");
         assert.equal(d.ptr, ptr);
         assert.equal(d.rowPitch, Number(pitch), "rowPitch is cuMemAllocPitch's pitch");
         assert.ok(d.rowPitch >= width);
@@ -278,15 +293,13 @@ Deno.test({
         probe.cuFree(ptr);
       }
     }
-    noLeaks(before);
   },
-});
+);
 
-Deno.test({
-  name: "gpu: CudaSurface over a surface object on a CUDA array: describe matches CUDA",
-  ignore: !!cudaSkip,
-  fn() {
-    const before = liveHandles();
+gpuTest(
+  "gpu: CudaSurface over a surface object on a CUDA array: describe matches CUDA",
+  cudaSkip,
+  () => {
     const width = 640, height = 360;
     const { surface, array } = probe.cuSurfaceCreate(width, height);
     try {
@@ -297,8 +310,7 @@ Deno.test({
         height,
         deviceUuid: cuda.uuid,
       });
-      const d = h.describe();
-      assert.equal(d.kind, "CudaSurface");
+      const d = describedAs(h, "CudaSurface");
       assert.equal(d.surface, surface);
       assert.ok(same(d.deviceUuid, cuda.uuid));
       // cuSurfObjectGetResourceDesc + cuArray3DGetDescriptor of the handle's surface.
@@ -334,103 +346,90 @@ Deno.test({
     } finally {
       probe.cuSurfaceDestroy(surface, array);
     }
-    noLeaks(before);
   },
-});
+);
 
 // ------------------------------------------------------------------ Vulkan
 
-Deno.test({
-  name: "gpu: Vulkan and CUDA name the same GPU (deviceUUID = cuDeviceGetUuid)",
-  ignore: !!vkSkip,
-  fn() {
-    assert.equal(vk!.vendorId, 0x10de, "an NVIDIA device");
-    assert.equal(uuidString(vk!.uuid), uuidString(cuda.uuid));
-  },
+gpuTest("gpu: Vulkan and CUDA name the same GPU (deviceUUID = cuDeviceGetUuid)", vkSkip, () => {
+  assert.equal(vk!.vendorId, 0x10de, "an NVIDIA device");
+  assert.equal(uuidString(vk!.uuid), uuidString(cuda.uuid));
 });
 
-Deno.test({
-  name: "gpu: VkImage and VkBufferHandle of real Vulkan objects",
-  ignore: !!vkSkip,
-  fn() {
-    const before = liveHandles();
-    // 300 RGBA texels are 1200 bytes: the driver's row pitch may pad them.
-    const width = 300, height = 200;
-    const img = probe.vkImage(width, height, 0x77);
-    const gate = new BigUint64Array(1);
-    try {
-      const h = VkImage.create({
-        image: img.image,
-        device: vk!.device,
-        instance: vk!.instance,
-        physicalDevice: vk!.physicalDevice,
-        deviceUuid: vk!.uuid,
-        rowPitch: Number(img.rowPitch),
-        vkFormat: img.vkFormat,
-        width,
-        height,
-        slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 9n },
-      });
-      const d = h.describe();
-      assert.equal(d.kind, "VkImage");
-      assert.equal(d.image, img.image);
-      assert.equal(d.device, vk!.device);
-      assert.equal(d.instance, vk!.instance);
-      assert.equal(d.physicalDevice, vk!.physicalDevice);
-      assert.equal(d.rowPitch, Number(img.rowPitch), "rowPitch is vkGetImageSubresourceLayout's");
-      assert.equal(d.vkFormat, 37, "VK_FORMAT_R8G8B8A8_UNORM");
-      assert.equal(d.width, width);
-      assert.equal(d.height, height);
-      assert.ok(same(d.deviceUuid, cuda.uuid), "the image's device is CUDA's device");
-      // The texels read back at the handle's row pitch are the ones written.
-      assert.equal(probe.vkImageCheck(img.memory, img.offset, d.rowPitch, width, height, 0x77), 0n);
-      if (img.rowPitch !== BigInt(width * 4)) {
-        assert.ok(probe.vkImageCheck(img.memory, img.offset, width * 4, width, height, 0x77) > 0n);
-      }
-      const c = h.clone();
-      c.slotRelease();
-      assert.equal(gate[0], 9n, "slotRelease stored its value into the producer's gate");
-      c.release();
-      h.release();
-      assert.throws(() => h.describe(), ReleasedError);
-      // gpures never destroys the image: it is intact after the last release.
-      assert.equal(
-        probe.vkImageCheck(img.memory, img.offset, img.rowPitch, width, height, 0x77),
-        0n,
-      );
-    } finally {
-      probe.vkImageDestroy(img.image, img.memory);
+gpuTest("gpu: VkImage and VkBufferHandle of real Vulkan objects", vkSkip, () => {
+  // 300 RGBA texels are 1200 bytes: the driver's row pitch may pad them.
+  const width = 300, height = 200;
+  const img = probe.vkImage(width, height, 0x77);
+  const gate = new BigUint64Array(1);
+  try {
+    const h = VkImage.create({
+      image: img.image,
+      device: vk!.device,
+      instance: vk!.instance,
+      physicalDevice: vk!.physicalDevice,
+      deviceUuid: vk!.uuid,
+      rowPitch: Number(img.rowPitch),
+      vkFormat: img.vkFormat,
+      width,
+      height,
+      slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 9n },
+    });
+    const d = describedAs(h, "VkImage");
+    assert.equal(d.image, img.image);
+    assert.equal(d.device, vk!.device);
+    assert.equal(d.instance, vk!.instance);
+    assert.equal(d.physicalDevice, vk!.physicalDevice);
+    assert.equal(d.rowPitch, Number(img.rowPitch), "rowPitch is vkGetImageSubresourceLayout's");
+    assert.equal(d.vkFormat, 37, "VK_FORMAT_R8G8B8A8_UNORM");
+    assert.equal(d.width, width);
+    assert.equal(d.height, height);
+    assert.ok(same(d.deviceUuid, cuda.uuid), "the image's device is CUDA's device");
+    // The texels read back at the handle's row pitch are the ones written.
+    assert.equal(probe.vkImageCheck(img.memory, img.offset, d.rowPitch, width, height, 0x77), 0n);
+    if (img.rowPitch !== BigInt(width * 4)) {
+      assert.ok(probe.vkImageCheck(img.memory, img.offset, width * 4, width, height, 0x77) > 0n);
     }
+    const c = h.clone();
+    c.slotRelease();
+    assert.equal(gate[0], 9n, "slotRelease stored its value into the producer's gate");
+    c.release();
+    h.release();
+    assert.throws(() => h.describe(), ReleasedError);
+    // gpures never destroys the image: it is intact after the last release.
+    assert.equal(
+      probe.vkImageCheck(img.memory, img.offset, img.rowPitch, width, height, 0x77),
+      0n,
+    );
+  } finally {
+    probe.vkImageDestroy(img.image, img.memory);
+  }
 
-    const size = 4 * MiB;
-    const ex = probe.vkExport(size, "host", false);
-    try {
-      probe.fdClose(ex.fd); // this test needs the VkBuffer only
-      const b = VkBufferHandle.create({
-        buffer: ex.buffer,
-        device: vk!.device,
-        deviceUuid: vk!.uuid,
-        size,
-      });
-      const d = b.describe();
-      assert.equal(d.kind, "VkBufferHandle");
-      assert.equal(d.buffer, ex.buffer);
-      assert.equal(d.device, vk!.device);
-      assert.equal(d.size, BigInt(size));
-      assert.ok(same(d.deviceUuid, vk!.uuid));
-      // Vulkan copies through the buffer the handle names.
-      probe.vkWrite(ex.slot, size, 0x99, true);
-      assert.equal(probe.vkCheck(ex.slot, size, 0x99, false), 0n);
-      const c = b.clone();
-      assert.equal(c.refcount, 2);
-      c.release();
-      b.release();
-      assert.throws(() => b.describe(), ReleasedError);
-    } finally {
-      probe.vkFree(ex.slot);
-    }
-    noLeaks(before);
-  },
+  const size = 4 * MiB;
+  const ex = probe.vkExport(size, "host", false);
+  try {
+    probe.fdClose(ex.fd); // this test needs the VkBuffer only
+    const b = VkBufferHandle.create({
+      buffer: ex.buffer,
+      device: vk!.device,
+      deviceUuid: vk!.uuid,
+      size,
+    });
+    const d = describedAs(b, "VkBufferHandle");
+    assert.equal(d.buffer, ex.buffer);
+    assert.equal(d.device, vk!.device);
+    assert.equal(d.size, BigInt(size));
+    assert.ok(same(d.deviceUuid, vk!.uuid));
+    // Vulkan copies through the buffer the handle names.
+    probe.vkWrite(ex.slot, size, 0x99, true);
+    assert.equal(probe.vkCheck(ex.slot, size, 0x99, false), 0n);
+    const c = b.clone();
+    assert.equal(c.refcount, 2);
+    c.release();
+    b.release();
+    assert.throws(() => b.describe(), ReleasedError);
+  } finally {
+    probe.vkFree(ex.slot);
+  }
 });
 
 interface ZeroCopyCase {
@@ -474,11 +473,10 @@ const memoryFlags = (f: number) =>
     .filter(([bit]) => f & (bit as number)).map(([, name]) => name).join("|");
 
 for (const k of zeroCopyCases) {
-  Deno.test({
-    name: `gpu: VkOpaqueFd (${k.label}): CUDA imports dupFd(); CUDA writes, Vulkan reads, and back`,
-    ignore: !!vkSkip,
-    fn() {
-      const before = liveHandles();
+  gpuTest(
+    `gpu: VkOpaqueFd (${k.label}): CUDA imports dupFd(); CUDA writes, Vulkan reads, and back`,
+    vkSkip,
+    () => {
       const rowPitch = k.format === "NV12" ? k.width : k.width * 4;
       const bytes = Number(PixelFormat.frameSize(k.format, k.width, k.height, rowPitch));
       const ex = probe.vkExport(bytes, k.memory, k.dedicated);
@@ -492,8 +490,7 @@ for (const k of zeroCopyCases) {
           format: k.format,
           slotRelease: { gate: Deno.UnsafePointer.of(gate), value: 1n },
         });
-        const d = h.describe();
-        assert.equal(d.kind, "VkOpaqueFd");
+        const d = describedAs(h, "VkOpaqueFd");
         assert.equal(d.fd, ex.fd, "takeOwnership adopts the exported fd itself");
         assert.equal(d.size, ex.allocationSize);
         assert.equal(d.memoryTypeIndex, ex.memoryTypeIndex);
@@ -594,23 +591,20 @@ for (const k of zeroCopyCases) {
         if (imported) probe.cuUnimport(imported.ext, imported.ptr);
         probe.vkFree(ex.slot);
       }
-      noLeaks(before);
     },
-  });
+  );
 }
 
 // ---------------------------------------------------------------------- GL
 
-/** Runs `body` on a new `width` x `height` texture filled from `seed`, deletes it, checks for leaks. */
+/** Runs `body` on a new `width` x `height` texture filled from `seed`, then deletes it. */
 function withTexture(width: number, height: number, seed: number, body: (name: number) => void) {
-  const before = liveHandles();
   const name = probe.glTexture(width, height, seed);
   try {
     body(name);
   } finally {
     probe.glTextureDelete(name);
   }
-  noLeaks(before);
 }
 
 /** A GlTextureHandle of the RGBA8 2D texture `name` in the probe's EGL context. */
@@ -623,41 +617,36 @@ function textureHandle(name: number): GlTextureHandle {
   });
 }
 
-Deno.test({
-  name: "gpu: GlTextureHandle of a real texture (EGL on the NVIDIA device)",
-  ignore: !!glSkip,
-  fn() {
-    const width = 256, height = 128;
-    withTexture(width, height, 0x61, (name) => {
-      const h = textureHandle(name);
-      const d = h.describe();
-      assert.equal(d.kind, "GlTextureHandle");
-      assert.equal(d.name, name);
-      assert.equal(d.target, "Texture2D");
-      assert.equal(d.internalFormat, "Rgba8");
-      assert.equal(d.context, gl!.context);
-      const q = probe.glTextureQuery(d.name);
-      assert.equal(q.width, width);
-      assert.equal(q.height, height);
-      assert.equal(q.internalFormat, GL_RGBA8, "GL says the texture is GL_RGBA8");
-      assert.equal(probe.glTextureCheck(d.name, width, height, 0x61), 0n);
-      const c = h.clone();
-      c.release();
-      h.release();
-      assert.throws(() => h.describe(), ReleasedError);
-      assert.equal(
-        probe.glTextureCheck(name, width, height, 0x61),
-        0n,
-        "the texture outlives the handle",
-      );
-    });
-  },
+gpuTest("gpu: GlTextureHandle of a real texture (EGL on the NVIDIA device)", glSkip, () => {
+  const width = 256, height = 128;
+  withTexture(width, height, 0x61, (name) => {
+    const h = textureHandle(name);
+    const d = describedAs(h, "GlTextureHandle");
+    assert.equal(d.name, name);
+    assert.equal(d.target, "Texture2D");
+    assert.equal(d.internalFormat, "Rgba8");
+    assert.equal(d.context, gl!.context);
+    const q = probe.glTextureQuery(d.name);
+    assert.equal(q.width, width);
+    assert.equal(q.height, height);
+    assert.equal(q.internalFormat, GL_RGBA8, "GL says the texture is GL_RGBA8");
+    assert.equal(probe.glTextureCheck(d.name, width, height, 0x61), 0n);
+    const c = h.clone();
+    c.release();
+    h.release();
+    assert.throws(() => h.describe(), ReleasedError);
+    assert.equal(
+      probe.glTextureCheck(name, width, height, 0x61),
+      0n,
+      "the texture outlives the handle",
+    );
+  });
 });
 
-Deno.test({
-  name: "gpu: CUDA-GL interop reads and writes a texture named by a GlTextureHandle",
-  ignore: !!interopSkip,
-  fn() {
+gpuTest(
+  "gpu: CUDA-GL interop reads and writes a texture named by a GlTextureHandle",
+  interopSkip,
+  () => {
     const width = 512, height = 256;
     withTexture(width, height, 0x71, (name) => {
       using h = textureHandle(name);
@@ -671,7 +660,7 @@ Deno.test({
       assert.equal(probe.glTextureCheck(name, width, height, 0x73), 0n);
     });
   },
-});
+);
 
 // -------------------------------------------------------------- SyncPoints
 
@@ -759,19 +748,11 @@ function exportedFrame(ex: VkExport, layout: Partial<VkOpaqueFdDesc> = {}): VkOp
 
 /** Another handle over `frame`'s memory (a dup of its fd), with `layout` changed. */
 function sameMemory(frame: VkOpaqueFd, layout: Partial<VkOpaqueFdDesc> = {}): VkOpaqueFd {
+  // Its description less the handle's own fields and what another handle does not take
+  // over: the producer's slotRelease, and a rowPitch unless `layout` gives one.
   const d = frame.describe();
-  return VkOpaqueFd.create({
-    fd: d.fd,
-    size: d.size,
-    memoryTypeIndex: d.memoryTypeIndex,
-    offset: d.offset,
-    dedicated: d.dedicated,
-    width: d.width,
-    height: d.height,
-    format: d.format,
-    deviceUuid: d.deviceUuid,
-    ...layout,
-  });
+  const { kind: _kind, kindId: _id, refcount: _refs, slotRelease: _slot, rowPitch: _, ...desc } = d;
+  return VkOpaqueFd.create({ ...desc, ...layout });
 }
 
 function openFrame(bytes: number): SharedFrame {
@@ -799,201 +780,200 @@ function openFrame(bytes: number): SharedFrame {
   }
 }
 
+/**
+ * A "sync:" test of hand-offs at 4K: `body` gets a timeline (openTimeline) and a frame both
+ * APIs share (openFrame), closed after it.
+ */
+function handOffTest(
+  name: string,
+  body: (tl: Timeline, frame: SharedFrame) => void | Promise<void>,
+): void {
+  gpuTest(name, syncSkip, async () => {
+    const tl = openTimeline();
+    try {
+      const frame = openFrame(FRAME_4K);
+      try {
+        await body(tl, frame);
+      } finally {
+        frame.close();
+      }
+    } finally {
+      tl.close();
+    }
+  });
+}
+
+/**
+ * What each of the probe's hand-offs names: the 4K frame (Vulkan's slot and CUDA's pointer)
+ * and the timeline (Vulkan's semaphore and CUDA's import of it).
+ */
+function route(tl: Timeline, frame: SharedFrame) {
+  return {
+    slot: frame.slot,
+    ptr: frame.ptr,
+    n: FRAME_4K,
+    semaphore: tl.semaphore,
+    cuSemaphore: tl.cuSemaphore,
+  };
+}
+
+/**
+ * One Vulkan → CUDA hand-off (probe.syncVkToCuda): CUDA first writes `oldSeed`'s pattern into
+ * the frame, then Vulkan copies the new frame (NEW_FRAME) into it `repeats` times and signals
+ * `value`; CUDA reads it, after waiting for `value` when `wait`.
+ */
+function vkToCuda(
+  tl: Timeline,
+  frame: SharedFrame,
+  step: { oldSeed: number; value: bigint; wait: boolean; repeats: number },
+) {
+  return probe.syncVkToCuda({ ...route(tl, frame), seed: NEW_FRAME, ...step });
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.floor(s.length / 2)] : NaN;
 };
 const us = (ns: number) => (ns / 1e3).toFixed(1);
 
-Deno.test({
-  name: "sync: Vulkan timeline semaphore → CUDA wait at 4K, no host wait",
-  ignore: !!syncSkip,
-  fn() {
-    const before = liveHandles();
-    const tl = openTimeline();
-    const frame = openFrame(FRAME_4K);
-    try {
-      const d = tl.point.describe();
-      assert.equal(d.kind, "VkSemaphoreFd");
-      assert.equal(d.handleType, "opaqueFd");
-      assert.equal(d.semaphoreType, "timeline");
-      assert.equal(d.value, 1n);
-      assert.ok(same(d.deviceUuid, cuda.uuid));
-      const id = probe.fdIdentity(d.fd);
-      console.log(
-        `  timeline semaphore exported as fd ${d.fd} (${id.link}); CUDA imported a dupFd()`,
-      );
-      probe.syncSource(FRAME_4K, NEW_FRAME);
+handOffTest("sync: Vulkan timeline semaphore → CUDA wait at 4K, no host wait", (tl, frame) => {
+  const d = describedAs(tl.point, "VkSemaphoreFd");
+  assert.equal(d.handleType, "opaqueFd");
+  assert.equal(d.semaphoreType, "timeline");
+  assert.equal(d.value, 1n);
+  assert.ok(same(d.deviceUuid, cuda.uuid));
+  const id = probe.fdIdentity(d.fd);
+  console.log(
+    `  timeline semaphore exported as fd ${d.fd} (${id.link}); CUDA imported a dupFd()`,
+  );
+  probe.syncSource(FRAME_4K, NEW_FRAME);
 
-      // Each frame: the producer's point (its submission signals `value`) travels
-      // with the frame as its acquire fence; the consumer reads the value from
-      // it and its CUDA stream waits for it (cuWaitExternalSemaphoresAsync).
-      const frames = 8;
-      let value = 0n;
-      let notDoneWhenQueued = 0;
-      const rounds: number[] = [];
-      for (let i = 0; i < frames; i++) {
-        value++;
-        {
-          using point = VkSemaphoreFd.create({
-            fd: d.fd,
-            handleType: "opaqueFd",
-            semaphoreType: "timeline",
-            value,
-            deviceUuid: vk!.uuid,
-          });
-          frame.handle.setFences({ acquire: point });
-        }
-        const acquire = frame.handle.fences.acquire!;
-        const want = (acquire.describe() as { value: bigint }).value;
-        acquire.release();
-        assert.equal(want, value, "the acquire fence carries the producer's point");
-        const r = probe.syncVkToCuda({
-          slot: frame.slot,
-          ptr: frame.ptr,
-          n: FRAME_4K,
-          oldSeed: 0x1000 + i,
-          seed: NEW_FRAME,
-          semaphore: tl.semaphore,
-          cuSemaphore: tl.cuSemaphore,
-          value: want,
-          wait: true,
-          repeats: 16,
-        });
-        frame.handle.setFences({});
-        if (r.kernelMismatches !== null) {
-          assert.equal(
-            r.kernelMismatches,
-            0n,
-            `frame ${i}: CUDA's kernel saw Vulkan's final bytes`,
-          );
-        }
-        assert.equal(r.copiedMismatches, 0n, `frame ${i}: CUDA copied Vulkan's final bytes out`);
-        assert.ok(r.valueAtEnd >= value);
-        if (r.valueWhenQueued < value) notDoneWhenQueued++;
-        rounds.push(r.roundTripNs);
-      }
-      // The host reads the frame through CUDA at the end: the final bytes.
-      assert.equal(probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME), 0n);
-      assert.ok(
-        probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME + 1) > 0n,
-        "the check sees a wrong pattern",
+  // Each frame: the producer's point (its submission signals `value`) travels
+  // with the frame as its acquire fence; the consumer reads the value from
+  // it and its CUDA stream waits for it (cuWaitExternalSemaphoresAsync).
+  const frames = 8;
+  let value = 0n;
+  let notDoneWhenQueued = 0;
+  const rounds: number[] = [];
+  for (let i = 0; i < frames; i++) {
+    value++;
+    {
+      using point = VkSemaphoreFd.create({
+        fd: d.fd,
+        handleType: "opaqueFd",
+        semaphoreType: "timeline",
+        value,
+        deviceUuid: vk!.uuid,
+      });
+      frame.handle.setFences({ acquire: point });
+    }
+    const acquire = frame.handle.fences.acquire!;
+    const want = (acquire.describe() as { value: bigint }).value;
+    acquire.release();
+    assert.equal(want, value, "the acquire fence carries the producer's point");
+    const r = vkToCuda(tl, frame, { oldSeed: 0x1000 + i, value: want, wait: true, repeats: 16 });
+    frame.handle.setFences({});
+    if (r.kernelMismatches !== null) {
+      assert.equal(
+        r.kernelMismatches,
+        0n,
+        `frame ${i}: CUDA's kernel saw Vulkan's final bytes`,
       );
-      {
-        using reached = hostPoint(tl.semaphore, value);
-        assert.ok(reached.signaled, "gpures's VkSemaphore sees the timeline at the last point");
+    }
+    assert.equal(r.copiedMismatches, 0n, `frame ${i}: CUDA copied Vulkan's final bytes out`);
+    assert.ok(r.valueAtEnd >= value);
+    if (r.valueWhenQueued < value) notDoneWhenQueued++;
+    rounds.push(r.roundTripNs);
+  }
+  // The host reads the frame through CUDA at the end: the final bytes.
+  assert.equal(probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME), 0n);
+  assert.ok(
+    probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME + 1) > 0n,
+    "the check sees a wrong pattern",
+  );
+  {
+    using reached = hostPoint(tl.semaphore, value);
+    assert.ok(reached.signaled, "gpures's VkSemaphore sees the timeline at the last point");
+  }
+  console.log(
+    `  with the wait: ${frames} frames of 16 Vulkan copies of ${FRAME_4K} bytes, CUDA read ` +
+      `0 stale bytes in each; Vulkan had not finished when every CUDA call was queued in ` +
+      `${notDoneWhenQueued} of ${frames} frames; submit → CUDA done median ${
+        us(median(rounds))
+      } µs`,
+  );
+
+  // Without the wait, CUDA's read launched at once may see the old frame.
+  const stale: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    value++;
+    const r = vkToCuda(tl, frame, { oldSeed: 0x1100 + i, value, wait: false, repeats: 16 });
+    stale.push(`${r.kernelMismatches ?? "-"}/${r.copiedMismatches}`);
+  }
+  console.log(
+    `  without the wait (timing-dependent, not asserted): stale bytes seen by CUDA's ` +
+      `kernel/copy per frame: ${stale.join(", ")} of ${FRAME_4K}`,
+  );
+  assert.equal(
+    probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME),
+    0n,
+    "final bytes once Vulkan is done",
+  );
+});
+
+handOffTest(
+  "sync: CUDA → Vulkan timeline semaphore at 4K, host waits through gpures (VkSemaphore)",
+  async (tl, frame) => {
+    let value = 0n;
+    const lines: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const cuValue = ++value, vkValue = ++value;
+      const seed = 0x2000 + i;
+      // CUDA writes then signals cuValue; Vulkan waits for it, copies, signals vkValue.
+      const r = probe.syncCudaToVk({
+        ...route(tl, frame),
+        seed,
+        cuValue,
+        vkValue,
+      });
+      using done = hostPoint(tl.semaphore, vkValue);
+      const early = done.signaled;
+      const t0 = performance.now();
+      // Blocking (gpures_sync_wait) and async (the waiter thread) in turn.
+      if (i % 2 === 0) done.wait(10_000);
+      else await done.waitAsync({ timeout: 10_000 });
+      const ms = performance.now() - t0;
+      assert.ok(done.signaled);
+      assert.equal(
+        probe.syncReadCheck(FRAME_4K, seed),
+        0n,
+        `frame ${i}: Vulkan copied CUDA's bytes`,
+      );
+      if (i === 0) {
+        assert.ok(
+          probe.syncReadCheck(FRAME_4K, seed ^ 0x5a) > 0n, // low bits: the pattern hides bits 8 and up of a seed
+          "the check sees a wrong pattern",
+        );
       }
-      console.log(
-        `  with the wait: ${frames} frames of 16 Vulkan copies of ${FRAME_4K} bytes, CUDA read ` +
-          `0 stale bytes in each; Vulkan had not finished when every CUDA call was queued in ` +
-          `${notDoneWhenQueued} of ${frames} frames; submit → CUDA done median ${
-            us(median(rounds))
+      lines.push(
+        `${i % 2 ? "waitAsync" : "wait"}: reached at once ${early}, value after submit ` +
+          `${r.valueAfterSubmit}, CUDA busy at return ${r.cudaBusyAtReturn}, ${
+            (ms * 1e3).toFixed(0)
           } µs`,
       );
-
-      // Without the wait, CUDA's read launched at once may see the old frame.
-      const stale: string[] = [];
-      for (let i = 0; i < 4; i++) {
-        value++;
-        const r = probe.syncVkToCuda({
-          slot: frame.slot,
-          ptr: frame.ptr,
-          n: FRAME_4K,
-          oldSeed: 0x1100 + i,
-          seed: NEW_FRAME,
-          semaphore: tl.semaphore,
-          cuSemaphore: tl.cuSemaphore,
-          value,
-          wait: false,
-          repeats: 16,
-        });
-        stale.push(`${r.kernelMismatches ?? "-"}/${r.copiedMismatches}`);
-      }
-      console.log(
-        `  without the wait (timing-dependent, not asserted): stale bytes seen by CUDA's ` +
-          `kernel/copy per frame: ${stale.join(", ")} of ${FRAME_4K}`,
-      );
-      assert.equal(
-        probe.cuCheckHost(frame.ptr, FRAME_4K, NEW_FRAME),
-        0n,
-        "final bytes once Vulkan is done",
-      );
-    } finally {
-      frame.close();
-      tl.close();
     }
-    noLeaks(before);
+    console.log(`  6 frames, 0 wrong bytes each; per frame: ${lines.join("; ")}`);
+    // A point past the timeline times out (and never hangs).
+    using ahead = hostPoint(tl.semaphore, value + 100n);
+    assert.ok(!ahead.signaled);
+    assert.throws(() => ahead.wait(5), GpuResourceError);
   },
-});
+);
 
-Deno.test({
-  name: "sync: CUDA → Vulkan timeline semaphore at 4K, host waits through gpures (VkSemaphore)",
-  ignore: !!syncSkip,
-  async fn() {
-    const before = liveHandles();
-    const tl = openTimeline();
-    const frame = openFrame(FRAME_4K);
-    try {
-      let value = 0n;
-      const lines: string[] = [];
-      for (let i = 0; i < 6; i++) {
-        const cuValue = ++value, vkValue = ++value;
-        const seed = 0x2000 + i;
-        // CUDA writes then signals cuValue; Vulkan waits for it, copies, signals vkValue.
-        const r = probe.syncCudaToVk({
-          slot: frame.slot,
-          ptr: frame.ptr,
-          n: FRAME_4K,
-          seed,
-          semaphore: tl.semaphore,
-          cuSemaphore: tl.cuSemaphore,
-          cuValue,
-          vkValue,
-        });
-        using done = hostPoint(tl.semaphore, vkValue);
-        const early = done.signaled;
-        const t0 = performance.now();
-        // Blocking (gpures_sync_wait) and async (the waiter thread) in turn.
-        if (i % 2 === 0) done.wait(10_000);
-        else await done.waitAsync({ timeout: 10_000 });
-        const ms = performance.now() - t0;
-        assert.ok(done.signaled);
-        assert.equal(
-          probe.syncReadCheck(FRAME_4K, seed),
-          0n,
-          `frame ${i}: Vulkan copied CUDA's bytes`,
-        );
-        if (i === 0) {
-          assert.ok(
-            probe.syncReadCheck(FRAME_4K, seed ^ 0x5a) > 0n, // low bits: the pattern hides bits 8 and up of a seed
-            "the check sees a wrong pattern",
-          );
-        }
-        lines.push(
-          `${i % 2 ? "waitAsync" : "wait"}: reached at once ${early}, value after submit ` +
-            `${r.valueAfterSubmit}, CUDA busy at return ${r.cudaBusyAtReturn}, ${
-              (ms * 1e3).toFixed(0)
-            } µs`,
-        );
-      }
-      console.log(`  6 frames, 0 wrong bytes each; per frame: ${lines.join("; ")}`);
-      // A point past the timeline times out (and never hangs).
-      using ahead = hostPoint(tl.semaphore, value + 100n);
-      assert.ok(!ahead.signaled);
-      assert.throws(() => ahead.wait(5), GpuResourceError);
-    } finally {
-      frame.close();
-      tl.close();
-    }
-    noLeaks(before);
-  },
-});
-
-Deno.test({
-  name: "sync: CUDA events as CudaEvent and CudaContextEvent: poll, wait, waitAsync, event queue",
-  ignore: !!cudaSkip,
-  async fn() {
-    const before = liveHandles();
+gpuTest(
+  "sync: CUDA events as CudaEvent and CudaContextEvent: poll, wait, waitAsync, event queue",
+  cudaSkip,
+  async () => {
     const bytes = 1 << 30, passes = 8; // 8 GiB of memsets ahead of the event
     const lines: string[] = [];
     {
@@ -1077,16 +1057,13 @@ Deno.test({
       lines.push(`C event-queue wait skipped: ${gpuresCSkip}`);
     }
     console.log(`  ${lines.join("\n  ")}`);
-    noLeaks(before);
   },
-});
+);
 
-Deno.test({
-  name:
-    "sync: binary semaphore exported as a sync fd is a kernel sync_file (SyncFile, VkSemaphoreFd syncFd)",
-  ignore: !!syncFdSkip,
-  async fn() {
-    const before = liveHandles();
+gpuTest(
+  "sync: binary semaphore exported as a sync fd is a kernel sync_file (SyncFile, VkSemaphoreFd syncFd)",
+  syncFdSkip,
+  async () => {
     const ex = probe.vkExport(FRAME_4K, "device", true);
     probe.fdClose(ex.fd); // the copies need the buffer only
     try {
@@ -1140,81 +1117,59 @@ Deno.test({
     } finally {
       probe.vkFree(ex.slot);
     }
-    noLeaks(before);
   },
-});
+);
 
-Deno.test({
-  name: "sync: per-frame semaphore hand-off in gpures terms vs the Vulkan → CUDA round trip (4K)",
-  ignore: !!syncSkip,
-  fn() {
-    const before = liveHandles();
-    const tl = openTimeline();
-    const frame = openFrame(FRAME_4K);
-    try {
-      probe.syncSource(FRAME_4K, NEW_FRAME);
-      // The round trip: Vulkan copies the frame once and signals; CUDA waits and reads it.
-      const rounds: number[] = [];
-      let value = 0n;
-      for (let i = 0; i < 40; i++) {
-        value++;
-        const r = probe.syncVkToCuda({
-          slot: frame.slot,
-          ptr: frame.ptr,
-          n: FRAME_4K,
-          oldSeed: 0x4000 + i,
-          seed: NEW_FRAME,
-          semaphore: tl.semaphore,
-          cuSemaphore: tl.cuSemaphore,
-          value,
-          wait: true,
-          repeats: 1,
-        });
-        assert.equal(r.copiedMismatches, 0n);
-        if (i >= 5) rounds.push(r.roundTripNs);
-      }
-      const fd = tl.point.describe().fd;
-      using reached = hostPoint(tl.semaphore, value);
-      // From Deno: a VkSemaphoreFd per frame (dup of the producer's fd), cloned
-      // for the consumer, both released; and the host's poll of the timeline.
-      const iters = 2000;
-      let t0 = performance.now();
-      for (let i = 0; i < iters; i++) {
-        const p = VkSemaphoreFd.create({
-          fd,
-          handleType: "opaqueFd",
-          semaphoreType: "timeline",
-          value: BigInt(i + 1),
-        });
-        const c = p.clone();
-        c.release();
-        p.release();
-      }
-      const denoHandoff = ((performance.now() - t0) / iters) * 1e3;
-      t0 = performance.now();
-      for (let i = 0; i < iters; i++) if (!reached.signaled) throw new Error("not reached");
-      const denoPoll = ((performance.now() - t0) / iters) * 1e3;
-      let c = "";
-      if (!gpuresCSkip) {
-        const b = probe.gpuresBench(fd, reached.unsafeHandle, 20_000);
-        c = `; from C: hand-off ${us(b.semaphoreFdHandoff)} µs, gpures_sync_poll ` +
-          `${us(b.poll)} µs, gpures_sync_wait(0) on a reached point ${us(b.waitReached)} µs`;
-      }
-      const rt = median(rounds) / 1e3;
-      console.log(
-        `  Vulkan → CUDA round trip (one 4K copy, signal, CUDA wait + check + copy out, ` +
-          `host waits for CUDA only): median ${rt.toFixed(1)} µs of ${rounds.length}; ` +
-          `gpures per frame from Deno: VkSemaphoreFd create+clone+2 releases ` +
-          `${denoHandoff.toFixed(2)} µs (${(rt / denoHandoff).toFixed(0)}x less), ` +
-          `VkSemaphore.signaled ${denoPoll.toFixed(2)} µs${c}`,
-      );
-    } finally {
-      frame.close();
-      tl.close();
+handOffTest(
+  "sync: per-frame semaphore hand-off in gpures terms vs the Vulkan → CUDA round trip (4K)",
+  (tl, frame) => {
+    probe.syncSource(FRAME_4K, NEW_FRAME);
+    // The round trip: Vulkan copies the frame once and signals; CUDA waits and reads it.
+    const rounds: number[] = [];
+    let value = 0n;
+    for (let i = 0; i < 40; i++) {
+      value++;
+      const r = vkToCuda(tl, frame, { oldSeed: 0x4000 + i, value, wait: true, repeats: 1 });
+      assert.equal(r.copiedMismatches, 0n);
+      if (i >= 5) rounds.push(r.roundTripNs);
     }
-    noLeaks(before);
+    const fd = tl.point.describe().fd;
+    using reached = hostPoint(tl.semaphore, value);
+    // From Deno: a VkSemaphoreFd per frame (dup of the producer's fd), cloned
+    // for the consumer, both released; and the host's poll of the timeline.
+    const iters = 2000;
+    let t0 = performance.now();
+    for (let i = 0; i < iters; i++) {
+      const p = VkSemaphoreFd.create({
+        fd,
+        handleType: "opaqueFd",
+        semaphoreType: "timeline",
+        value: BigInt(i + 1),
+      });
+      const c = p.clone();
+      c.release();
+      p.release();
+    }
+    const denoHandoff = ((performance.now() - t0) / iters) * 1e3;
+    t0 = performance.now();
+    for (let i = 0; i < iters; i++) if (!reached.signaled) throw new Error("not reached");
+    const denoPoll = ((performance.now() - t0) / iters) * 1e3;
+    let c = "";
+    if (!gpuresCSkip) {
+      const b = probe.gpuresBench(fd, reached.unsafeHandle, 20_000);
+      c = `; from C: hand-off ${us(b.semaphoreFdHandoff)} µs, gpures_sync_poll ` +
+        `${us(b.poll)} µs, gpures_sync_wait(0) on a reached point ${us(b.waitReached)} µs`;
+    }
+    const rt = median(rounds) / 1e3;
+    console.log(
+      `  Vulkan → CUDA round trip (one 4K copy, signal, CUDA wait + check + copy out, ` +
+        `host waits for CUDA only): median ${rt.toFixed(1)} µs of ${rounds.length}; ` +
+        `gpures per frame from Deno: VkSemaphoreFd create+clone+2 releases ` +
+        `${denoHandoff.toFixed(2)} µs (${(rt / denoHandoff).toFixed(0)}x less), ` +
+        `VkSemaphore.signaled ${denoPoll.toFixed(2)} µs${c}`,
+    );
   },
-});
+);
 
 // ------------------------------------------ CudaImporter (issue 17's GPU proof)
 //
@@ -1227,6 +1182,8 @@ Deno.test({
 interface Ring {
   frames: VkOpaqueFd[];
   slots: number[];
+  /** The pattern Vulkan wrote into each slot. */
+  seeds: number[];
   close(): void;
 }
 
@@ -1248,17 +1205,49 @@ function exportRing(seeds: number[]): Ring {
     close();
     throw e;
   }
-  return { frames, slots, close };
+  return { frames, slots, seeds, close };
 }
 
-/** Runs a check, printing FAIL with the reason when it throws. */
-function point(n: number, check: () => void): void {
+/** Runs a check, printing FAIL `label` with the reason when it throws. */
+async function point(label: string, check: () => Promise<void>): Promise<void> {
   try {
-    check();
+    await check();
   } catch (e) {
-    console.log(`FAIL cuda-import (${n}): ${(e as Error).message}`);
+    console.log(`FAIL ${label}: ${(e as Error).message}`);
     throw e;
   }
+}
+
+/**
+ * A cuda-import check: `check` gets a ring exported with `setUp.ring`'s seeds and a
+ * CudaImporter made with `setUp.importer`, both closed after it, and must release every
+ * handle it makes. A failure prints "FAIL cuda-import (N): <why>" first.
+ */
+function cudaImportTest(
+  name: string,
+  setUp: { ring: number[]; importer?: CudaImporterOptions },
+  check: (ring: Ring, importer: CudaImporter) => void,
+): void {
+  const label = name.slice(0, name.indexOf(":")); // "cuda-import (N)"
+  Deno.test({
+    name,
+    ignore: !!vkSkip,
+    fn: () =>
+      point(label, () =>
+        releasingAll(() => {
+          const ring = exportRing(setUp.ring);
+          try {
+            const importer = CudaImporter.create(setUp.importer);
+            try {
+              check(ring, importer);
+            } finally {
+              importer.close(); // idempotent: a check may close it itself
+            }
+          } finally {
+            ring.close();
+          }
+        })),
+  });
 }
 
 const percentile = (xs: number[], p: number) => {
@@ -1266,86 +1255,76 @@ const percentile = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] : NaN;
 };
 
-Deno.test({
-  name: "cuda-import (1): a 4K RGBA VkOpaqueFd into CUDA; Vulkan writes, CUDA reads, and back",
-  ignore: !!vkSkip,
-  fn: () =>
-    point(1, () => {
-      const before = liveHandles();
-      const ring = exportRing([0x51]);
-      const importer = CudaImporter.create({ device: 0 });
+cudaImportTest(
+  "cuda-import (1): a 4K RGBA VkOpaqueFd into CUDA; Vulkan writes, CUDA reads, and back",
+  { ring: [0x51], importer: { device: 0 } },
+  (ring, importer) => {
+    const [frame] = ring.frames, [slot] = ring.slots;
+    const t0 = performance.now();
+    const imp = importer.import(frame);
+    const firstUs = (performance.now() - t0) * 1e3;
+    try {
+      assert.equal(imp.cached, false);
+      assert.ok(imp.handle instanceof CudaPtr2D, "a frame with rows is a CudaPtr2D");
+      const d = imp.handle.describe();
+      assert.equal(d.ptr, imp.ptr);
+      assert.equal(d.rowPitch, 3840 * 4);
+      assert.deepEqual(d.planeByteOffsets, [0n]);
+      assert.ok(same(d.deviceUuid, cuda.uuid), "the handle names CUDA's device");
+      assert.ok(imp.size >= BigInt(FRAME_4K));
+      const at = probe.cuPointerInfo(imp.ptr);
+      assert.ok(at.base <= imp.ptr && imp.ptr + BigInt(FRAME_4K) <= at.base + at.size);
+      assert.ok(same(at.uuid, cuda.uuid), "CUDA maps the import on its device");
+
+      // Vulkan wrote 0x51 on its queue; CUDA reads it through the import.
+      const read = probe.cuCheck(imp.ptr, FRAME_4K, 0x51);
+      assert.equal(read, 0n, "CUDA reads every byte Vulkan wrote");
+      assert.ok(probe.cuCheck(imp.ptr, FRAME_4K, 0x52) > 0n, "the check sees a wrong pattern");
+      // CUDA writes through the same import; Vulkan's queue reads it.
+      probe.cuFill(imp.ptr, FRAME_4K, 0x53);
+      const back = probe.vkCheck(slot, FRAME_4K, 0x53, true);
+      assert.equal(back, 0n, "Vulkan reads every byte CUDA wrote");
+      assert.ok(probe.vkCheck(slot, FRAME_4K, 0x51, true) > 0n, "the old bytes are gone");
+
+      // The same memory as a frame with padded rows: another layout, so another import,
+      // whose CudaPtr2D carries the exporter's pitch and the planes at it.
+      const padded = sameMemory(frame, {
+        width: 3840,
+        height: 2000,
+        format: "NV12",
+        rowPitch: 4096,
+      });
+      const pi = importer.import(padded);
       try {
-        const [frame] = ring.frames, [slot] = ring.slots;
-        const t0 = performance.now();
-        const imp = importer.import(frame);
-        const firstUs = (performance.now() - t0) * 1e3;
-        try {
-          assert.equal(imp.cached, false);
-          assert.ok(imp.handle instanceof CudaPtr2D, "a frame with rows is a CudaPtr2D");
-          const d = imp.handle.describe();
-          assert.equal(d.ptr, imp.ptr);
-          assert.equal(d.rowPitch, 3840 * 4);
-          assert.deepEqual(d.planeByteOffsets, [0n]);
-          assert.ok(same(d.deviceUuid, cuda.uuid), "the handle names CUDA's device");
-          assert.ok(imp.size >= BigInt(FRAME_4K));
-          const at = probe.cuPointerInfo(imp.ptr);
-          assert.ok(at.base <= imp.ptr && imp.ptr + BigInt(FRAME_4K) <= at.base + at.size);
-          assert.ok(same(at.uuid, cuda.uuid), "CUDA maps the import on its device");
-
-          // Vulkan wrote 0x51 on its queue; CUDA reads it through the import.
-          const read = probe.cuCheck(imp.ptr, FRAME_4K, 0x51);
-          assert.equal(read, 0n, "CUDA reads every byte Vulkan wrote");
-          assert.ok(probe.cuCheck(imp.ptr, FRAME_4K, 0x52) > 0n, "the check sees a wrong pattern");
-          // CUDA writes through the same import; Vulkan's queue reads it.
-          probe.cuFill(imp.ptr, FRAME_4K, 0x53);
-          const back = probe.vkCheck(slot, FRAME_4K, 0x53, true);
-          assert.equal(back, 0n, "Vulkan reads every byte CUDA wrote");
-          assert.ok(probe.vkCheck(slot, FRAME_4K, 0x51, true) > 0n, "the old bytes are gone");
-
-          // The same memory as a frame with padded rows: another layout, so another import,
-          // whose CudaPtr2D carries the exporter's pitch and the planes at it.
-          const padded = sameMemory(frame, {
-            width: 3840,
-            height: 2000,
-            format: "NV12",
-            rowPitch: 4096,
-          });
-          const pi = importer.import(padded);
-          try {
-            assert.equal(pi.cached, false, "another layout is another import");
-            assert.ok(pi.handle instanceof CudaPtr2D);
-            const pd = pi.handle.describe();
-            assert.equal(pd.rowPitch, 4096);
-            assert.deepEqual(pd.planeByteOffsets, [0n, 4096n * 2000n]);
-          } finally {
-            pi.handle.release();
-            padded.release();
-          }
-          const again = importer.import(frame);
-          assert.equal(again.cached, true);
-          assert.equal(again.ptr, imp.ptr, "the cached import is the same mapping");
-          assert.equal(
-            again.handle.unsafeHandle,
-            imp.handle.unsafeHandle,
-            "the import's one handle",
-          );
-          assert.equal(again.handle.refcount, 3, "the importer's reference and one per import()");
-          again.handle.release();
-          console.log(
-            `PASS cuda-import (1): ${FRAME_4K} bytes, Vulkan → CUDA ${read} wrong, CUDA → ` +
-              `Vulkan ${back} wrong (kernels ${cuda.kernelsLoaded ? "on" : "off: copies"}); ` +
-              `first import + map ${firstUs.toFixed(0)} µs; CudaPtr2D rowPitch ${d.rowPitch}`,
-          );
-        } finally {
-          imp.handle.release();
-        }
+        assert.equal(pi.cached, false, "another layout is another import");
+        assert.ok(pi.handle instanceof CudaPtr2D);
+        const pd = pi.handle.describe();
+        assert.equal(pd.rowPitch, 4096);
+        assert.deepEqual(pd.planeByteOffsets, [0n, 4096n * 2000n]);
       } finally {
-        importer.close();
-        ring.close();
+        pi.handle.release();
+        padded.release();
       }
-      noLeaks(before);
-    }),
-});
+      const again = importer.import(frame);
+      assert.equal(again.cached, true);
+      assert.equal(again.ptr, imp.ptr, "the cached import is the same mapping");
+      assert.equal(
+        again.handle.unsafeHandle,
+        imp.handle.unsafeHandle,
+        "the import's one handle",
+      );
+      assert.equal(again.handle.refcount, 3, "the importer's reference and one per import()");
+      again.handle.release();
+      console.log(
+        `PASS cuda-import (1): ${FRAME_4K} bytes, Vulkan → CUDA ${read} wrong, CUDA → ` +
+          `Vulkan ${back} wrong (kernels ${cuda.kernelsLoaded ? "on" : "off: copies"}); ` +
+          `first import + map ${firstUs.toFixed(0)} µs; CudaPtr2D rowPitch ${d.rowPitch}`,
+      );
+    } finally {
+      imp.handle.release();
+    }
+  },
+);
 
 /** Vulkan's id of its device: gpures_vk_device_info where it is in, else the probe's own query. */
 function vulkanDeviceId(): { id: DeviceId; source: string } {
@@ -1365,223 +1344,195 @@ function vulkanDeviceId(): { id: DeviceId; source: string } {
   };
 }
 
-Deno.test({
-  name: "cuda-import (2): Vulkan's device UUID is the importer's; a flipped UUID byte is refused",
-  ignore: !!vkSkip,
-  fn: () =>
-    point(2, () => {
-      const before = liveHandles();
-      const ring = exportRing([0x61]);
-      const importer = CudaImporter.create();
-      try {
-        const dev = importer.device;
-        assert.equal(dev.id.kind, "cudaUuid");
-        assert.ok(same(dev.id.bytes, cuda.uuid), "cuDeviceGetUuid of device 0");
-        assert.equal(dev.vendorId, 0x10de);
-        assert.equal(dev.name, cuda.name);
-        assert.ok(same(cudaDeviceInfo(0).id.bytes, cuda.uuid));
-        const caps = cudaCaps(0);
-        const rgba = caps.find((c) => c.format === "RgbaU8");
-        assert.ok(rgba && rgba.modifier === 0n && rgba.memory.includes("opaqueFd"));
+cudaImportTest(
+  "cuda-import (2): Vulkan's device UUID is the importer's; a flipped UUID byte is refused",
+  { ring: [0x61] },
+  (ring, importer) => {
+    const dev = importer.device;
+    assert.equal(dev.id.kind, "cudaUuid");
+    assert.ok(same(dev.id.bytes, cuda.uuid), "cuDeviceGetUuid of device 0");
+    assert.equal(dev.vendorId, 0x10de);
+    assert.equal(dev.name, cuda.name);
+    assert.ok(same(cudaDeviceInfo(0).id.bytes, cuda.uuid));
+    const caps = cudaCaps(0);
+    const rgba = caps.find((c) => c.format === "RgbaU8");
+    assert.ok(rgba && rgba.modifier === 0n && rgba.memory.includes("opaqueFd"));
 
-        const vkDev = vulkanDeviceId();
-        assert.equal(vkDev.id.kind, "vulkanUuid");
-        assert.equal(compareDevices(vkDev.id, dev.id), "same", "Vulkan's UUID is CUDA's");
-        assert.equal(compareDevices(deviceOf(ring.frames[0]), dev.id), "same");
+    const vkDev = vulkanDeviceId();
+    assert.equal(vkDev.id.kind, "vulkanUuid");
+    assert.equal(compareDevices(vkDev.id, dev.id), "same", "Vulkan's UUID is CUDA's");
+    assert.equal(compareDevices(deviceOf(ring.frames[0]), dev.id), "same");
 
-        const wrong = vk!.uuid.slice();
-        wrong[5] ^= 0x80;
-        // A dup of the same export, claiming another GPU.
-        using other = sameMemory(ring.frames[0], { deviceUuid: wrong });
-        assert.equal(compareDevices(deviceOf(other), dev.id), "different");
-        const s0 = importer.stats;
-        assert.throws(
-          () => importer.import(other),
-          (e: unknown) =>
-            e instanceof DeviceMismatchError && e.code === "DEVICE_MISMATCH" &&
-            e.field === "deviceUuid",
-        );
-        const s1 = importer.stats;
-        assert.equal(s1.imports, s0.imports, "nothing was imported");
-        assert.equal(s1.cached, s0.cached);
-        const ok = importer.import(ring.frames[0]);
-        ok.handle.release();
-        console.log(
-          `PASS cuda-import (2): ${uuidString(dev.id.bytes)} from CUDA equals Vulkan's (from ` +
-            `${vkDev.source}): compare says same; flipped byte 5: DeviceMismatchError ` +
-            `(deviceUuid); cudaCaps: ${caps.length} formats, RgbaU8 max ` +
-            `${rgba.maxWidth}x${rgba.maxHeight}`,
-        );
-      } finally {
-        importer.close();
-        ring.close();
+    const wrong = vk!.uuid.slice();
+    wrong[5] ^= 0x80;
+    // A dup of the same export, claiming another GPU.
+    using other = sameMemory(ring.frames[0], { deviceUuid: wrong });
+    assert.equal(compareDevices(deviceOf(other), dev.id), "different");
+    const s0 = importer.stats;
+    assert.throws(
+      () => importer.import(other),
+      (e: unknown) =>
+        e instanceof DeviceMismatchError && e.code === "DEVICE_MISMATCH" &&
+        e.field === "deviceUuid",
+    );
+    const s1 = importer.stats;
+    assert.equal(s1.imports, s0.imports, "nothing was imported");
+    assert.equal(s1.cached, s0.cached);
+    const ok = importer.import(ring.frames[0]);
+    ok.handle.release();
+    console.log(
+      `PASS cuda-import (2): ${uuidString(dev.id.bytes)} from CUDA equals Vulkan's (from ` +
+        `${vkDev.source}): compare says same; flipped byte 5: DeviceMismatchError ` +
+        `(deviceUuid); cudaCaps: ${caps.length} formats, RgbaU8 max ` +
+        `${rgba.maxWidth}x${rgba.maxHeight}`,
+    );
+  },
+);
+
+cudaImportTest(
+  "cuda-import (3): 200 frames over a 3-slot 4K ring: 3 imports, 197 cached; µs per import",
+  { ring: [0x71, 0x72, 0x73], importer: { capacity: 8 } },
+  (ring, importer) => {
+    const cachedUs: number[] = [], firstUs: number[] = [], ptrs: bigint[] = [];
+    let wrong = 0n;
+    for (let i = 0; i < 200; i++) {
+      const slot = i % 3;
+      const t0 = performance.now();
+      const imp = importer.import(ring.frames[slot]);
+      const us = (performance.now() - t0) * 1e3;
+      (imp.cached ? cachedUs : firstUs).push(us);
+      assert.equal(imp.cached, i >= 3, `frame ${i} of slot ${slot}`);
+      if (i < 3) {
+        ptrs.push(imp.ptr);
+      } else {
+        assert.equal(imp.ptr, ptrs[slot], `frame ${i} maps slot ${slot}'s memory`);
       }
-      noLeaks(before);
-    }),
-});
-
-Deno.test({
-  name: "cuda-import (3): 200 frames over a 3-slot 4K ring: 3 imports, 197 cached; µs per import",
-  ignore: !!vkSkip,
-  fn: () =>
-    point(3, () => {
-      const before = liveHandles();
-      const seeds = [0x71, 0x72, 0x73];
-      const ring = exportRing(seeds);
-      const importer = CudaImporter.create({ capacity: 8 });
-      try {
-        const cachedUs: number[] = [], firstUs: number[] = [], ptrs: bigint[] = [];
-        let wrong = 0n;
-        for (let i = 0; i < 200; i++) {
-          const slot = i % 3;
-          const t0 = performance.now();
-          const imp = importer.import(ring.frames[slot]);
-          const us = (performance.now() - t0) * 1e3;
-          (imp.cached ? cachedUs : firstUs).push(us);
-          assert.equal(imp.cached, i >= 3, `frame ${i} of slot ${slot}`);
-          if (i < 3) ptrs.push(imp.ptr);
-          else assert.equal(imp.ptr, ptrs[slot], `frame ${i} maps slot ${slot}'s memory`);
-          // Each slot's import reads that slot's bytes (first and last laps).
-          if (i < 6 || i >= 194) wrong += probe.cuCheck(imp.ptr, FRAME_4K, seeds[slot]);
-          imp.handle.release();
-        }
-        assert.equal(new Set(ptrs).size, 3, "three slots, three mappings");
-        assert.equal(wrong, 0n, "every slot's import holds that slot's bytes");
-        let s = importer.stats;
-        assert.deepEqual(s, { cached: 3, imports: 3, hits: 197, freed: 0, failed: 0 });
-
-        const freshUs: number[] = [];
-        for (let i = 0; i < 20; i++) {
-          importer.forget(ring.frames[i % 3]);
-          const t0 = performance.now();
-          const imp = importer.import(ring.frames[i % 3]);
-          freshUs.push((performance.now() - t0) * 1e3);
-          assert.equal(imp.cached, false);
-          imp.handle.release();
-        }
-        s = importer.stats;
-        assert.deepEqual(s, { cached: 3, imports: 23, hits: 197, freed: 20, failed: 0 });
-
-        // The pointer-only path: no handle to wrap or release per frame.
-        const pointerUs: number[] = [], now: bigint[] = [];
-        for (let i = 0; i < 200; i++) {
-          const t0 = performance.now();
-          const imp = importer.importPointer(ring.frames[i % 3]);
-          pointerUs.push((performance.now() - t0) * 1e3);
-          assert.ok(imp.cached);
-          now[i % 3] ??= imp.ptr;
-          assert.equal(imp.ptr, now[i % 3], `frame ${i}: the slot's one mapping`);
-        }
-        assert.equal(importer.stats.hits, 397);
-        // The same path timed over a batch: one performance.now() per call costs about what a
-        // cached import does, so the per-call medians above carry the timer's own cost.
-        const batch = 3000, b0 = performance.now();
-        for (let i = 0; i < batch; i++) importer.importPointer(ring.frames[i % 3]);
-        const batchUs = ((performance.now() - b0) * 1e3) / batch;
-        const e0 = performance.now();
-        for (let i = 0; i < batch; i++) native().gpures_abi_version();
-        const emptyUs = ((performance.now() - e0) * 1e3) / batch;
-        // Each frame a new handle over a new dup of the slot's fd (as a plain channel delivers
-        // them): the cache knows the file by fstat and kcmp, not by the handle.
-        const freshHandleUs: number[] = [];
-        for (let i = 0; i < 200; i++) {
-          const f = sameMemory(ring.frames[i % 3]);
-          const t0 = performance.now();
-          const imp = importer.importPointer(f);
-          freshHandleUs.push((performance.now() - t0) * 1e3);
-          f.release();
-          assert.ok(imp.cached, `frame ${i}: a new handle over a cached file`);
-          assert.equal(imp.ptr, now[i % 3]);
-        }
-
-        let c = "from C: skipped (" + gpuresCSkip + ")";
-        let cMedianUs = NaN;
-        if (!gpuresCSkip) {
-          const b = probe.gpuresCudaBench(ring.frames.map((f) => f.unsafeHandle), 200, 20);
-          assert.equal(b.wrongCachedFlags, 0, "C saw 3 new imports, then only cached ones");
-          assert.deepEqual(b.stats, { imports: 23, hits: 197, freed: 20, cached: 3, failed: 0 });
-          cMedianUs = b.cachedMedian / 1e3;
-          c = `from C: cached ${us(b.cachedMedian)} µs median (p99 ${us(b.cachedP99)}, with the ` +
-            `handle's release ${us(b.cachedWithReleaseMedian)}), uncached ` +
-            `${us(b.uncachedMedian)} µs median of 20`;
-        }
-        const cached = median(cachedUs), fresh = median(freshUs);
-        console.log(
-          `PASS cuda-import (3): 200 frames, 3 slots: imports 3, hits 197, 0 wrong bytes; ` +
-            `from Deno: cached ${cached.toFixed(2)} µs median (p99 ` +
-            `${percentile(cachedUs, 99).toFixed(2)}) of 197, uncached (forget + import + map) ` +
-            `${fresh.toFixed(0)} µs median of 20 (${(fresh / cached).toFixed(0)}x), first lap ` +
-            `${firstUs.map((x) => x.toFixed(0)).join("/")} µs; importPointer (no handle) ` +
-            `${median(pointerUs).toFixed(2)} µs median (p99 ${
-              percentile(pointerUs, 99).toFixed(2)
-            }), over a batch ${batchUs.toFixed(2)} µs a call (an empty FFI call ${
-              emptyUs.toFixed(3)
-            } µs), a new handle each frame ${median(freshHandleUs).toFixed(2)} µs; ${c}`,
-        );
-        if (!gpuresCSkip) {
-          const met = cMedianUs <= 2;
-          console.log(
-            `${met ? "PASS" : "FAIL"} cuda-import (3) target: a cached import from C ≤ 2 µs ` +
-              `(median ${cMedianUs.toFixed(2)} µs)`,
-          );
-          assert.ok(met, `a cached import takes ${cMedianUs.toFixed(2)} µs from C, above 2 µs`);
-        }
-      } finally {
-        importer.close();
-        ring.close();
+      // Each slot's import reads that slot's bytes (first and last laps).
+      if (i < 6 || i >= 194) {
+        wrong += probe.cuCheck(imp.ptr, FRAME_4K, ring.seeds[slot]);
       }
-      noLeaks(before);
-    }),
-});
+      imp.handle.release();
+    }
+    assert.equal(new Set(ptrs).size, 3, "three slots, three mappings");
+    assert.equal(wrong, 0n, "every slot's import holds that slot's bytes");
+    let s = importer.stats;
+    assert.deepEqual(s, { cached: 3, imports: 3, hits: 197, freed: 0, failed: 0 });
 
-Deno.test({
-  name: "cuda-import (4): imports == freed + cached; forget and destroy free CUDA's mappings",
-  ignore: !!vkSkip,
-  fn: () =>
-    point(4, () => {
-      const before = liveHandles();
-      const ring = exportRing([0x81, 0x82, 0x83]);
-      const importer = CudaImporter.create();
-      let closed = false;
-      try {
-        const ptrs = ring.frames.map((f) => {
-          const imp = importer.import(f);
-          imp.handle.release();
-          return imp.ptr;
-        });
-        for (const f of ring.frames) importer.import(f).handle.release();
-        const balanced = (s: typeof importer.stats) => s.imports === s.freed + s.cached;
-        let s = importer.stats;
-        assert.deepEqual(s, { cached: 3, imports: 3, hits: 3, freed: 0, failed: 0 });
-        assert.ok(ptrs.every((p) => probe.cuIsAllocated(p)), "CUDA maps all three");
+    const freshUs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      importer.forget(ring.frames[i % 3]);
+      const t0 = performance.now();
+      const imp = importer.import(ring.frames[i % 3]);
+      freshUs.push((performance.now() - t0) * 1e3);
+      assert.equal(imp.cached, false);
+      imp.handle.release();
+    }
+    s = importer.stats;
+    assert.deepEqual(s, { cached: 3, imports: 23, hits: 197, freed: 20, failed: 0 });
 
-        importer.forget(ring.frames[0]);
-        s = importer.stats;
-        assert.deepEqual(s, { cached: 2, imports: 3, hits: 3, freed: 1, failed: 0 });
-        assert.ok(balanced(s));
-        assert.equal(probe.cuIsAllocated(ptrs[0]), false, "forget unmapped slot 0's import");
-        assert.ok(probe.cuIsAllocated(ptrs[1]) && probe.cuIsAllocated(ptrs[2]));
+    // The pointer-only path: no handle to wrap or release per frame.
+    const pointerUs: number[] = [], now: bigint[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now();
+      const imp = importer.importPointer(ring.frames[i % 3]);
+      pointerUs.push((performance.now() - t0) * 1e3);
+      assert.ok(imp.cached);
+      now[i % 3] ??= imp.ptr;
+      assert.equal(imp.ptr, now[i % 3], `frame ${i}: the slot's one mapping`);
+    }
+    assert.equal(importer.stats.hits, 397);
+    // The same path timed over a batch: one performance.now() per call costs about what a
+    // cached import does, so the per-call medians above carry the timer's own cost.
+    const batch = 3000, b0 = performance.now();
+    for (let i = 0; i < batch; i++) importer.importPointer(ring.frames[i % 3]);
+    const batchUs = ((performance.now() - b0) * 1e3) / batch;
+    const e0 = performance.now();
+    for (let i = 0; i < batch; i++) native().gpures_abi_version();
+    const emptyUs = ((performance.now() - e0) * 1e3) / batch;
+    // Each frame a new handle over a new dup of the slot's fd (as a plain channel delivers
+    // them): the cache knows the file by fstat and kcmp, not by the handle.
+    const freshHandleUs: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const f = sameMemory(ring.frames[i % 3]);
+      const t0 = performance.now();
+      const imp = importer.importPointer(f);
+      freshHandleUs.push((performance.now() - t0) * 1e3);
+      f.release();
+      assert.ok(imp.cached, `frame ${i}: a new handle over a cached file`);
+      assert.equal(imp.ptr, now[i % 3]);
+    }
 
-        const last = importer.stats;
-        importer.close();
-        closed = true;
-        // Stats keep the last counts: the close freed what was cached.
-        assert.deepEqual(importer.stats, { ...last, cached: 0, freed: last.freed + last.cached });
-        assert.throws(() => importer.device, ReleasedError);
-        const mapped = ptrs.filter((p) => probe.cuIsAllocated(p)).length;
-        assert.equal(mapped, 0, "destroy freed every import");
-        console.log(
-          `PASS cuda-import (4): before destroy imports ${last.imports} = freed ${last.freed} + ` +
-            `cached ${last.cached}; after destroy CUDA maps ${mapped} of the ${ptrs.length} ` +
-            `imports (freed == imports)`,
-        );
-      } finally {
-        if (!closed) importer.close();
-        ring.close();
-      }
-      noLeaks(before);
-    }),
-});
+    let c = "from C: skipped (" + gpuresCSkip + ")";
+    let cMedianUs = NaN;
+    if (!gpuresCSkip) {
+      const b = probe.gpuresCudaBench(ring.frames.map((f) => f.unsafeHandle), 200, 20);
+      assert.equal(b.wrongCachedFlags, 0, "C saw 3 new imports, then only cached ones");
+      assert.deepEqual(b.stats, { imports: 23, hits: 197, freed: 20, cached: 3, failed: 0 });
+      cMedianUs = b.cachedMedian / 1e3;
+      c = `from C: cached ${us(b.cachedMedian)} µs median (p99 ${us(b.cachedP99)}, with the ` +
+        `handle's release ${us(b.cachedWithReleaseMedian)}), uncached ` +
+        `${us(b.uncachedMedian)} µs median of 20`;
+    }
+    const cached = median(cachedUs), fresh = median(freshUs);
+    console.log(
+      `PASS cuda-import (3): 200 frames, 3 slots: imports 3, hits 197, 0 wrong bytes; ` +
+        `from Deno: cached ${cached.toFixed(2)} µs median (p99 ` +
+        `${percentile(cachedUs, 99).toFixed(2)}) of 197, uncached (forget + import + map) ` +
+        `${fresh.toFixed(0)} µs median of 20 (${(fresh / cached).toFixed(0)}x), first lap ` +
+        `${firstUs.map((x) => x.toFixed(0)).join("/")} µs; importPointer (no handle) ` +
+        `${median(pointerUs).toFixed(2)} µs median (p99 ${
+          percentile(pointerUs, 99).toFixed(2)
+        }), over a batch ${batchUs.toFixed(2)} µs a call (an empty FFI call ${
+          emptyUs.toFixed(3)
+        } µs), a new handle each frame ${median(freshHandleUs).toFixed(2)} µs; ${c}`,
+    );
+    if (!gpuresCSkip) {
+      const met = cMedianUs <= 2;
+      console.log(
+        `${met ? "PASS" : "FAIL"} cuda-import (3) target: a cached import from C ≤ 2 µs ` +
+          `(median ${cMedianUs.toFixed(2)} µs)`,
+      );
+      assert.ok(met, `a cached import takes ${cMedianUs.toFixed(2)} µs from C, above 2 µs`);
+    }
+  },
+);
+
+cudaImportTest(
+  "cuda-import (4): imports == freed + cached; forget and destroy free CUDA's mappings",
+  { ring: [0x81, 0x82, 0x83] },
+  (ring, importer) => {
+    const ptrs = ring.frames.map((f) => {
+      const imp = importer.import(f);
+      imp.handle.release();
+      return imp.ptr;
+    });
+    for (const f of ring.frames) importer.import(f).handle.release();
+    const balanced = (s: typeof importer.stats) => s.imports === s.freed + s.cached;
+    let s = importer.stats;
+    assert.deepEqual(s, { cached: 3, imports: 3, hits: 3, freed: 0, failed: 0 });
+    assert.ok(ptrs.every((p) => probe.cuIsAllocated(p)), "CUDA maps all three");
+
+    importer.forget(ring.frames[0]);
+    s = importer.stats;
+    assert.deepEqual(s, { cached: 2, imports: 3, hits: 3, freed: 1, failed: 0 });
+    assert.ok(balanced(s));
+    assert.equal(probe.cuIsAllocated(ptrs[0]), false, "forget unmapped slot 0's import");
+    assert.ok(probe.cuIsAllocated(ptrs[1]) && probe.cuIsAllocated(ptrs[2]));
+
+    const last = importer.stats;
+    importer.close();
+    // Stats keep the last counts: the close freed what was cached.
+    assert.deepEqual(importer.stats, { ...last, cached: 0, freed: last.freed + last.cached });
+    assert.throws(() => importer.device, ReleasedError);
+    const mapped = ptrs.filter((p) => probe.cuIsAllocated(p)).length;
+    assert.equal(mapped, 0, "destroy freed every import");
+    console.log(
+      `PASS cuda-import (4): before destroy imports ${last.imports} = freed ${last.freed} + ` +
+        `cached ${last.cached}; after destroy CUDA maps ${mapped} of the ${ptrs.length} ` +
+        `imports (freed == imports)`,
+    );
+  },
+);
 
 Deno.test({
   name: "gpu: probe objects freed, no gpures handle left",

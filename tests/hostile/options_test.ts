@@ -18,19 +18,16 @@ import {
   WebGpuFrameUploader,
 } from "../../mod.ts";
 import { countOpenMemfds } from "../_support/libc.ts";
+import {
+  eglImporter,
+  FAKE_GPU_DEVICE,
+  vulkanImporter,
+  webGpuUploader,
+} from "../_support/no_device.ts";
+import { refused } from "../_support/refusal.ts";
 
 const linux = Deno.build.os === "linux";
 const base = { format: "RgbaU8", width: 16, height: 16, slots: 3 } as const;
-
-/** Asserts `f` throws InvalidHandleError naming `field`. */
-function refused(f: () => unknown, field: string, why?: RegExp): void {
-  assert.throws(f, (e: unknown) => {
-    assert.ok(e instanceof InvalidHandleError, `InvalidHandleError, not ${e}`);
-    assert.equal(e.field, field, e.message);
-    if (why) assert.match(e.message, why);
-    return true;
-  });
-}
 
 Deno.test({
   name: "FramePool.create() refuses options it cannot make exactly before it allocates a slot",
@@ -161,19 +158,16 @@ Deno.test("the other factories check their options, own properties only, before 
   notBlamed(() => VulkanImporter.create(polluted).close(), "capacity");
   notBlamed(() => EglImporter.create(polluted).close(), "capacity");
   notBlamed(() => CudaImporter.create(polluted).close(), "capacity");
-  notBlamed(() => new WebGpuFrameUploader(fakeDevice, polluted), "maxShapes");
+  notBlamed(() => new WebGpuFrameUploader(FAKE_GPU_DEVICE, polluted), "maxShapes");
   assert.equal(PixelFormat.layout("RgbaU8", 16, 16, polluted).planes[0].stride, 64);
 
-  refused(() => VulkanImporter.create({ ...pointers, capacity: 1.5 }), "capacity");
-  refused(() => VulkanImporter.create({ ...pointers, usage: 2 ** 32 }), "usage");
-  refused(() => VulkanImporter.create({ ...pointers, image: "yes" as never }), "image");
-  refused(() => EglImporter.create({ display: null, capacity: NaN }), "capacity");
+  refused(() => vulkanImporter({ capacity: 1.5 }), "capacity");
+  refused(() => vulkanImporter({ usage: 2 ** 32 }), "usage");
+  refused(() => vulkanImporter({ image: "yes" as never }), "image");
+  refused(() => eglImporter({ capacity: NaN }), "capacity");
   refused(() => CudaImporter.create({ device: 0.5 }), "device");
   refused(() => CudaImporter.create("all" as never), "options");
-  refused(() => new WebGpuFrameUploader(fakeDevice, { maxShapes: 1.5 }), "maxShapes");
+  refused(() => webGpuUploader({ maxShapes: 1.5 }), "maxShapes");
   refused(() => new FrameQueue(2.5), "capacity");
   refused(() => PixelFormat.layout("RgbaU8", 16, 16, { rowAlign: 2 ** 32 + 64 }), "rowAlign");
 });
-
-const pointers = { instance: null, physicalDevice: null, device: null };
-const fakeDevice = { limits: { maxTextureDimension2D: 8192 } } as unknown as GPUDevice;
