@@ -15,6 +15,7 @@ import {
   liveHandles,
   ReleasedError,
   TimeoutError,
+  VkBufferHandle,
 } from "../mod.ts";
 import { SEAL, sealsOf } from "./_support/libc.ts";
 import { paint, patternMeta, verify } from "./_support/frame_pattern.ts";
@@ -163,6 +164,69 @@ poolTest("tryAcquire() gives a frame while a slot is free and null when every sl
   b.release();
   c!.release();
 });
+
+/** A Worker that makes the last release of each raw handle it is sent, up and answering. */
+async function releasingWorker(): Promise<{ worker: Worker; released: () => Promise<void> }> {
+  const worker = new Worker(new URL("./_support/release_worker.ts", import.meta.url), {
+    type: "module",
+  });
+  const released = () => new Promise<void>((r) => worker.onmessage = () => r());
+  const up = released();
+  worker.postMessage(VkBufferHandle.create({ buffer: 1n, size: 64n }).intoRaw());
+  await up;
+  return { worker, released };
+}
+
+poolTest(
+  "a slot is handed out again only after its last frame's keep-alive ran, even when " +
+    "another thread made that frame's last release and this isolate has not yet heard",
+  async () => {
+    using pool = nv12(1);
+    const { worker, released } = await releasingWorker();
+    try {
+      const order: string[] = [];
+      const keepAlive = { release: () => order.push("keep-alive") };
+      const frame = pool.tryAcquire({ keepAlive })!;
+      const gone = released();
+      worker.postMessage(frame.intoRaw()); // the Worker's release frees the slot
+      // No turn of the event loop until the slot is back: no event can be delivered meanwhile.
+      let next: DmaBufHandle | null = null;
+      for (const until = performance.now() + 5000; !next && performance.now() < until;) {
+        next = pool.tryAcquire();
+      }
+      assert.ok(next, "the Worker's release freed the slot");
+      order.push("acquired again");
+      assert.deepEqual(order, ["keep-alive", "acquired again"]);
+      next.release();
+      await gone;
+      await sleep(50); // the frame's RELEASED event arrives now: its keep-alive does not run again
+      assert.deepEqual(order, ["keep-alive", "acquired again"]);
+    } finally {
+      worker.terminate();
+    }
+  },
+);
+
+poolTest(
+  "a waiting acquire() resolves only after the keep-alive of the frame whose release woke it",
+  async () => {
+    using pool = nv12(1);
+    const { worker, released } = await releasingWorker();
+    try {
+      const order: string[] = [];
+      const frame = pool.tryAcquire({ keepAlive: { release: () => order.push("keep-alive") } })!;
+      const waiting = pool.acquire({ timeout: 5000 }).then((f) => (order.push("acquired"), f));
+      const gone = released();
+      worker.postMessage(frame.intoRaw());
+      (await waiting).release();
+      await gone;
+      await sleep(50);
+      assert.deepEqual(order, ["keep-alive", "acquired"]);
+    } finally {
+      worker.terminate();
+    }
+  },
+);
 
 poolTest(
   "FramePool.close(): waiting acquires reject with ReleasedError, held frames stay " +

@@ -7,7 +7,8 @@ import { check, eventsAt, eventView, native, u32At, u32Out } from "../load/nativ
 import { lastError } from "../load/native.ts";
 import type { Symbols } from "../gen/symbols.ts";
 
-interface KeepAliveRecord {
+/** What a handle's producer holds under its token. */
+export interface KeepAliveRecord {
   keepAlive: unknown;
   /** What the handle aliases (buffers, a GPUTexture): held, never called. */
   holds: unknown[];
@@ -109,6 +110,7 @@ export function eventToken(queue: number, token: number): bigint {
   return (BigInt(queue) << 32n) | BigInt(token);
 }
 const NO_ERRORS: unknown[] = [];
+const NO_HOLDS: unknown[] = [];
 
 /** A token for a new record; give it back with dropToken if the record is never added. */
 export function takeToken(): number {
@@ -122,9 +124,27 @@ export function dropToken(token: number): void {
 }
 
 /** Holds `keepAlive` and `holds` under `token` until its RELEASED event. */
-export function addRecord(token: number, keepAlive: unknown, holds: unknown[]): void {
-  records[token - 1] = { keepAlive, holds };
+export function addRecord(token: number, keepAlive: unknown, holds: unknown[]): KeepAliveRecord {
+  const record = { keepAlive, holds };
+  records[token - 1] = record;
   liveRecords++;
+  return record;
+}
+
+/**
+ * Runs `record`'s release now, when it is still the record under `token`:
+ * its handle's last release has happened (a pool handed its slot out again)
+ * and the RELEASED event is on its way. The token stays taken until that
+ * event, which then finds nothing left to run. Returns what the call threw.
+ */
+export function releaseEarly(token: number, record: KeepAliveRecord): unknown[] {
+  if (records[token - 1] !== record || record.keepAlive === undefined) return NO_ERRORS;
+  const errors: unknown[] = [];
+  const keepAlive = record.keepAlive;
+  record.keepAlive = undefined;
+  record.holds = NO_HOLDS;
+  call(keepAlive, "release", errors);
+  return errors;
 }
 
 function removeRecord(token: number): KeepAliveRecord | undefined {
@@ -201,7 +221,11 @@ function deliver(): unknown[] {
         listener(token, eventView.getUint32(i * 16 + 12, true));
       } else if (type === EVENT_RELEASED) {
         const record = removeRecord(token);
-        if (record) call(record.keepAlive, "release", errors);
+        if (record) {
+          call(record.keepAlive, "release", errors);
+          record.keepAlive = undefined; // a pool may still name the record: let go of what it held
+          record.holds = NO_HOLDS;
+        }
       } else {
         const record = token >= 1 ? records[token - 1] : undefined;
         if (record) call(record.keepAlive, "markConsumed", errors);

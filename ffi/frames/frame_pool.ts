@@ -5,9 +5,18 @@
 
 import { lib } from "../load/load.ts";
 import { check, lastError, native } from "../load/native.ts";
-import { addRecord, dropToken, eventQueue, takeToken } from "../events/keep_alive.ts";
+import {
+  addRecord,
+  dropToken,
+  eventQueue,
+  type KeepAliveRecord,
+  releaseEarly,
+  report,
+  takeToken,
+} from "../events/keep_alive.ts";
 import { whenSlotFree } from "../events/pool_waits.ts";
 import { consumedFlag } from "../kinds/create.ts";
+import { bufferIdOf } from "../kinds/meta.ts";
 import {
   countOption,
   enumValue,
@@ -69,7 +78,8 @@ export interface TryAcquireOptions {
   /**
    * Held until the frame's last reference anywhere (here, a Worker, another
    * process) is released, that is until its slot is free again; then its
-   * `release()` runs, in this isolate, woken by that release.
+   * `release()` runs, in this isolate, woken by that release, and always
+   * before this pool hands the slot out again.
    */
   keepAlive?: { release?(): void };
 }
@@ -104,12 +114,15 @@ export interface FramePoolStats {
   bufferSize: number;
 }
 
+/** A keep-alive given with a frame, by the frame's buffer (its slot). */
+type SlotKeepAlives = Map<bigint, { token: number; record: KeepAliveRecord }>;
+
 /**
  * The create options that tie a keep-alive to a frame (gpures_create_options:
  * this isolate's event queue and a token), and what to do once the acquire
  * ended: adopt the frame with its record, or give the token back.
  */
-function keepAliveOptions(keepAlive: unknown) {
+function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
   const token = keepAlive === undefined ? 0 : takeToken();
   let bytes: Uint8Array | null = null;
   if (token) {
@@ -126,7 +139,17 @@ function keepAliveOptions(keepAlive: unknown) {
     bytes,
     drop: () => token && dropToken(token),
     adopt(handle: bigint): DmaBufHandle {
-      if (token) addRecord(token, keepAlive, []);
+      // The slot's last frame was released everywhere, maybe on another thread whose
+      // RELEASED event this isolate has not delivered yet: its keep-alive runs first.
+      if (token || bySlot.size) {
+        const slot = bufferIdOf(handle)!;
+        const previous = bySlot.get(slot);
+        if (previous) {
+          bySlot.delete(slot);
+          report(releaseEarly(previous.token, previous.record));
+        }
+        if (token) bySlot.set(slot, { token, record: addRecord(token, keepAlive, []) });
+      }
       return GpuResource.fromRaw(handle) as DmaBufHandle;
     },
   };
@@ -159,6 +182,8 @@ export class FramePool {
   #lastStats: FramePoolStats | undefined;
   /** The waiting acquires, each as its way to fail. */
   readonly #waiting = new Set<(error: unknown) => void>();
+  /** The keep-alive of each slot's last frame, until that slot is handed out again. */
+  readonly #keepAlives: SlotKeepAlives = new Map();
   readonly #views: PlaneCache;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
@@ -261,7 +286,7 @@ export class FramePool {
   tryAcquire(options: TryAcquireOptions = {}): DmaBufHandle | null {
     optionsBag("acquire", options);
     const out = new BigUint64Array(1);
-    const keep = keepAliveOptions(own(options, "keepAlive"));
+    const keep = keepAliveOptions(own(options, "keepAlive"), this.#keepAlives);
     const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, keep.bytes, out);
     if (status === TIMED_OUT) return keep.drop(), null;
     if (status !== 0) throw keep.drop(), lastError(status);
@@ -428,6 +453,7 @@ export class FramePool {
     this.#closed = true;
     unclosed.unregister(this);
     this.#views.clear();
+    this.#keepAlives.clear(); // their frames' RELEASED events still deliver them
     // Every waiting acquire rejects now, however many, while its notice can still be withdrawn.
     const closed = new ReleasedError("Cannot acquire: the pool was closed", "STALE", "pool");
     for (const fail of [...this.#waiting]) fail(closed);
