@@ -45,6 +45,23 @@ const cases: Record<string, (m: Module) => () => void> = {
     h.describe();
     h.release();
   },
+  "VkImage naming its device by pointer objects": (m) => {
+    // As a Vulkan binding hands them out: VkDevice, VkInstance, VkPhysicalDevice as pointers.
+    const [device, instance, physicalDevice] = [1, 2, 3].map((i) =>
+      Deno.UnsafePointer.create(BigInt(i) << 12n)
+    );
+    return () => {
+      const h = m.VkImage.create({
+        image: 0x1234n,
+        device,
+        instance,
+        physicalDevice,
+        rowPitch: 256,
+      });
+      h.describe();
+      h.release();
+    };
+  },
   "CpuBytes create+describe+release": (m) => () => {
     const h = m.CpuBytes.create({ data: pixels, rowPitch: 256, format: "RgbaU8" });
     h.describe();

@@ -298,6 +298,30 @@ Deno.test("a pointer field takes a Deno.PointerValue, a bigint address, or null 
   });
 });
 
+Deno.test("a pointer object reused across creates keeps its own address, and a refused one stays refused", () => {
+  noLeak(() => {
+    const pointers = [new BigUint64Array(1), new BigUint64Array(1)].map((b) =>
+      Deno.UnsafePointer.of(b)
+    );
+    const other = Deno.UnsafePointer.create(0x1000n);
+    for (let round = 0; round < 3; round++) {
+      for (const [device, instance] of [[pointers[0], pointers[1]], [pointers[1], other]]) {
+        using image = VkImage.create({ image: 1n, rowPitch: 0, device, instance });
+        const d = image.describe();
+        assert.equal(d.device, BigInt(Deno.UnsafePointer.value(device)), `round ${round}`);
+        assert.equal(d.instance, BigInt(Deno.UnsafePointer.value(instance)), `round ${round}`);
+      }
+    }
+    const notAPointer = {};
+    for (let round = 0; round < 2; round++) {
+      assertRefused(
+        () => VkImage.create({ image: 1n, rowPitch: 0, device: notAPointer as never }),
+        "device",
+      );
+    }
+  });
+});
+
 // ---------------------------------------------------------------------- UUIDs
 
 Deno.test("a UUID field refuses anything but a Uint8Array of 16 bytes", () => {

@@ -7,14 +7,12 @@ import { integerOption, optionsBag, own } from "../table/values.ts";
 import { check, native } from "../load/native.ts";
 import { InvalidHandleError } from "../errors.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
+import type { DeviceInfo, FormatCap, PointerArg } from "./device.ts";
 import {
   decodeDeviceInfo,
-  type DeviceInfo,
   deviceInfoBuffer,
-  type FormatCap,
   Importer,
   importerOut,
-  type PointerArg,
   pointerArg,
   queryCaps,
 } from "./device.ts";

@@ -5,14 +5,8 @@
 import { integerOption, optionsBag, own, refuse } from "../table/values.ts";
 import { check, native } from "../load/native.ts";
 import type { DmaBufHandle } from "../kinds/dma_buf.ts";
-import {
-  type FormatCap,
-  Importer,
-  importerOut,
-  type PointerArg,
-  pointerArg,
-  queryCaps,
-} from "./device.ts";
+import type { FormatCap, PointerArg } from "./device.ts";
+import { Importer, importerOut, pointerArg, queryCaps } from "./device.ts";
 
 /** What {@link EglImporter.create} takes. */
 export interface EglImporterOptions {

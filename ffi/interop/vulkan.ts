@@ -6,15 +6,12 @@
 import { booleanOption, integerOption, optionsBag, own, refuse } from "../table/values.ts";
 import { check, native } from "../load/native.ts";
 import { InvalidHandleError } from "../errors.ts";
+import type { DeviceInfo, FormatCap, Handle, PointerArg } from "./device.ts";
 import {
   decodeDeviceInfo,
-  type DeviceInfo,
   deviceInfoBuffer,
-  type FormatCap,
-  type Handle,
   Importer,
   importerOut,
-  type PointerArg,
   pointerArg,
   queryCaps,
 } from "./device.ts";

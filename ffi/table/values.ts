@@ -57,14 +57,23 @@ export function addressOf(value: unknown): bigint | undefined {
   if (value === null) return 0n;
   if (typeof value === "bigint") return value >= 0n && value <= U64_MAX ? value : undefined;
   if (typeof value === "object") {
+    const known = addresses.get(value);
+    if (known !== undefined) return known;
     try {
-      return BigInt(Deno.UnsafePointer.value(value as Deno.PointerObject));
+      const address = BigInt(Deno.UnsafePointer.value(value as Deno.PointerObject));
+      addresses.set(value, address);
+      return address;
     } catch {
       return undefined; // an object that is not a pointer
     }
   }
   return undefined;
 }
+
+// A pointer object's address never changes, and Deno.UnsafePointer.value() is an op that costs
+// several FFI calls; the VkDevice or CUDA context a producer names on every create is the same
+// object each time, so each is asked once.
+const addresses = new WeakMap<object, bigint>();
 
 /** A value as an error message shows it. */
 export function show(v: unknown): string {
