@@ -12,7 +12,6 @@
 //                       the stamp to a stream socket the loop polls (node:net)
 
 import net from "node:net";
-import { clockUs } from "../mod.ts";
 import { libc } from "../tests/_support/libc.ts";
 
 const [path, roundsArg, pollerPath] = Deno.args;
@@ -20,10 +19,17 @@ const fd = Number(Deno.env.get("GPURES_WAKE_FD"));
 const rounds = Number(roundsArg);
 const answer = new Uint8Array(1);
 const times: number[] = [];
+const now = new BigInt64Array(2);
+
+/** CLOCK_MONOTONIC in µs with its fraction, as the sender stamps it. */
+function nowUs(): number {
+  libc.clock_gettime(1, now);
+  return Number(now[0]) * 1e6 + Number(now[1]) / 1e3;
+}
 
 function arrived(sentUs: number): boolean {
-  times.push(clockUs() - sentUs);
-  libc.send(fd, answer, 1n, 0);
+  times.push(nowUs() - sentUs);
+  if (libc.send(fd, answer, 1n, 0) !== 1n) throw new Error("the sender went away");
   return times.length === rounds;
 }
 
@@ -37,10 +43,16 @@ function report(): never {
   Deno.exit(0);
 }
 
-/** Reads stamps from a stream socket on the event loop (they may come together). */
+/** Reads stamps from a stream socket on the event loop (they may come together, or split). */
 function readOnEventLoop(socket: number): void {
+  let held = new Uint8Array(0);
   new net.Socket({ fd: socket, readable: true, writable: false }).on("data", (d: Uint8Array) => {
-    for (const s of new Float64Array(d.slice().buffer)) if (arrived(s)) report();
+    const bytes = new Uint8Array(held.length + d.length);
+    bytes.set(held);
+    bytes.set(d, held.length);
+    const whole = bytes.length - (bytes.length % 8);
+    for (const s of new Float64Array(bytes.buffer, 0, whole / 8)) if (arrived(s)) report();
+    held = bytes.slice(whole);
   });
 }
 
@@ -82,5 +94,5 @@ const paths: Record<string, () => void | Promise<void>> = {
 };
 
 if (!(path in paths)) throw new TypeError(`unknown path ${path}: ${Object.keys(paths).join(", ")}`);
-libc.send(fd, answer, 1n, 0); // ready
+if (libc.send(fd, answer, 1n, 0) !== 1n) throw new Error("no sender"); // ready
 await paths[path]();

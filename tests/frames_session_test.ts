@@ -20,6 +20,7 @@ import {
   patternMeta,
   verify,
 } from "./_support/frame_pattern.ts";
+import { pendingFdWaits } from "../ffi/events/fd_waits.ts";
 
 const linux = Deno.build.os === "linux";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,6 +78,39 @@ Deno.test({
     assert.equal(tx.stats.refused + rx.stats.refused, 0);
     assert.equal(pool.stats.inUse, 0);
     assert.equal(pool.stats.acquired, FRAMES);
+  },
+});
+
+Deno.test({
+  name: "a receive() waits on the session's doorbell once the sender rang it: no poll of the " +
+    "channel, and the frame arrives at the sender's ring",
+  ignore: !linux,
+  async fn() {
+    using pool = nv12(2);
+    const [tx, rx] = Channel.pair();
+    using _tx = tx, _rx = rx;
+    const opening = await pool.acquire();
+    await tx.send(opening); // a sending session: its service thread reads the doorbell
+    opening.release();
+    (await rx.receive())!.release();
+    const fdWaits = pendingFdWaits();
+    const first = rx.receive(); // hands the sender a doorbell, polls the channel until it rings
+    assert.equal(pendingFdWaits(), fdWaits + 1, "until the first ring, the channel is polled too");
+    await eventually(
+      () => pendingFdWaits() === fdWaits,
+      "the sender rang: the channel's poll ended",
+    );
+    const second = first.then(() => rx.receive());
+    const frame = await pool.acquire();
+    frame.setMeta({ sequence: 7 });
+    await tx.send(frame);
+    frame.release();
+    const got = await first as DmaBufHandle;
+    assert.equal(got.meta?.sequence, 7);
+    got.release();
+    await eventually(() => pendingFdWaits() === fdWaits, "the next receive polls nothing either");
+    tx.close(); // the sender's end: the doorbell's end wakes the receive, which sees the channel's
+    assert.equal(await second, null);
   },
 });
 

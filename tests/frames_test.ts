@@ -166,8 +166,10 @@ poolTest("tryAcquire() gives a frame while a slot is free and null when every sl
 });
 
 /** A Worker that makes the last release of each raw handle it is sent, up and answering. */
-async function releasingWorker(): Promise<{ worker: Worker; released: () => Promise<void> }> {
-  const worker = new Worker(new URL("./_support/release_worker.ts", import.meta.url), {
+async function releasingWorker(
+  script = "release_worker.ts",
+): Promise<{ worker: Worker; released: () => Promise<void> }> {
+  const worker = new Worker(new URL(`./_support/${script}`, import.meta.url), {
     type: "module",
   });
   const released = () => new Promise<void>((r) => worker.onmessage = () => r());
@@ -207,6 +209,40 @@ poolTest(
   },
 );
 
+poolTest(
+  "a consumer's markConsumed() reaches the keep-alive before its release, even when the slot " +
+    "is handed out again before this isolate heard of either",
+  async () => {
+    using pool = nv12(1);
+    const { worker, released } = await releasingWorker("consume_worker.ts");
+    try {
+      const order: string[] = [];
+      const keepAlive = {
+        markConsumed: () => order.push("consumed"),
+        release: () => order.push("released"),
+      };
+      const frame = pool.tryAcquire({ keepAlive })!;
+      const gone = released();
+      worker.postMessage(frame.intoRaw()); // the Worker marks it consumed, then releases it
+      let next: DmaBufHandle | null = null;
+      for (const until = performance.now() + 5000; !next && performance.now() < until;) {
+        next = pool.tryAcquire();
+      }
+      assert.ok(next, "the Worker's release freed the slot");
+      order.push("acquired again");
+      assert.deepEqual(order, ["consumed", "released", "acquired again"]);
+      next.release();
+      await gone;
+      await sleep(50);
+      assert.deepEqual(order, ["consumed", "released", "acquired again"], "each ran once");
+    } finally {
+      worker.terminate();
+    }
+  },
+);
+
+// A regression guard: the pool posts SLOT_FREE before RELEASED, so both usually come in one
+// batch and this order holds even without the early release; it pins the order down.
 poolTest(
   "a waiting acquire() resolves only after the keep-alive of the frame whose release woke it",
   async () => {

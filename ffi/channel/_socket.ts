@@ -5,6 +5,10 @@
 import { type FdWait, whenFdReady } from "../events/fd_waits.ts";
 import { lib } from "../load/load.ts";
 import { GpuResourceError, InvalidHandleError, ReleasedError } from "../errors.ts";
+import { Doorbell } from "./_doorbell.ts";
+
+const READABLE = 1;
+const bellOut = new Int32Array(1);
 
 const encoder = new TextEncoder();
 
@@ -72,6 +76,8 @@ export class Socket {
    */
   session: Deno.PointerValue = null;
   readonly #waits = new Set<FdWait>();
+  /** The receiving session's doorbell: undefined until asked for, null when it has none. */
+  #bell: Doorbell | null | undefined;
 
   constructor(readonly fd: number, readonly what: string) {}
 
@@ -96,18 +102,60 @@ export class Socket {
     } finally {
       this.#waits.delete(wait);
     }
-    if (status !== 0 && !this.closed) {
-      throw new GpuResourceError(
-        `Cannot wait on ${this.what}: fd ${this.fd} was closed under the wait`,
-        "OS_ERROR",
-        "fd",
-      );
+    if (status !== 0 && !this.closed) throw this.#closedUnder();
+  }
+
+  /**
+   * Waits, holding no thread, until a message may have come to the receiving
+   * session: its doorbell once the sender rings it, the socket itself until
+   * then (whichever comes first), and the socket alone without one.
+   */
+  async waitForMessage(): Promise<void> {
+    const bell = this.#doorbell();
+    if (bell === null || bell.ended) return await this.wait(READABLE);
+    const ring = bell.next();
+    if (bell.live) return await ring.rung; // close() ends it too
+    let status = 0;
+    const wait = whenFdReady(this.open("wait on"), READABLE);
+    this.#waits.add(wait);
+    try {
+      await Promise.race([wait.done.then((s) => (status = s)), ring.rung]);
+    } finally {
+      this.#waits.delete(wait);
+      wait.withdraw();
+      ring.cancel();
     }
+    if (status !== 0 && !this.closed) throw this.#closedUnder();
+  }
+
+  /** The session's doorbell, asked for once; null where it cannot be had (the channel goes on without). */
+  #doorbell(): Doorbell | null {
+    if (this.#bell !== undefined) return this.#bell;
+    this.#bell = null;
+    if (this.session === null || lib().gpures_session_bell(this.session, bellOut) !== 0) {
+      return null;
+    }
+    try {
+      this.#bell = new Doorbell(bellOut[0]);
+    } catch {
+      lib().gpures_channel_close(bellOut[0]); // node:net would not take it: poll the channel
+    }
+    return this.#bell;
+  }
+
+  #closedUnder(): GpuResourceError {
+    return new GpuResourceError(
+      `Cannot wait on ${this.what}: fd ${this.fd} was closed under the wait`,
+      "OS_ERROR",
+      "fd",
+    );
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.#bell?.close(); // a wait on it settles; the next use says the channel is closed
+    this.#bell = null;
     // A receiving session tells the sender which buffers it still holds before the end.
     if (this.session !== null) lib().gpures_session_shutdown(this.session);
     lib().gpures_channel_shutdown(this.fd); // the peer sees the end

@@ -24,7 +24,6 @@ const NONBLOCK = 1;
 const ALLOW_UNSEALED = 2;
 const SESSION_SEND = 1;
 const SESSION_RECEIVE = 2;
-const READABLE = 1;
 const WRITABLE = 2;
 
 const i32Out = new Int32Array(2);
@@ -409,7 +408,7 @@ export class Channel extends EventTarget {
         if (error.code === "STALE" && error.field === "channel") return null;
         throw error;
       }
-      await this.#socket.wait(READABLE);
+      await this.#socket.waitForMessage();
     }
   }
 
@@ -498,7 +497,7 @@ export class ChannelListener {
       const fd = this.#socket.open("accept");
       check(s.gpures_channel_accept(fd, NONBLOCK, i32Out));
       if (i32Out[0] >= 0) return new Channel(INTERNAL, i32Out[0]);
-      await this.#socket.wait(READABLE);
+      await this.#socket.waitForMessage();
     }
   }
 

@@ -12,6 +12,8 @@ export interface KeepAliveRecord {
   keepAlive: unknown;
   /** What the handle aliases (buffers, a GPUTexture): held, never called. */
   holds: unknown[];
+  /** Runs once the keep-alive has run (its RELEASED event, or releaseEarly). */
+  ended?: () => void;
 }
 
 // The records by token: token t is slot t - 1 of `records`, a slot reused
@@ -142,9 +144,18 @@ export function releaseEarly(token: number, record: KeepAliveRecord): unknown[] 
   const errors: unknown[] = [];
   const keepAlive = record.keepAlive;
   record.keepAlive = undefined;
-  record.holds = NO_HOLDS;
   call(keepAlive, "release", errors);
+  finish(record);
   return errors;
+}
+
+/** Lets go of what a record held once its keep-alive ran, and tells whoever asked. */
+function finish(record: KeepAliveRecord): void {
+  record.keepAlive = undefined; // a pool may still name the record
+  record.holds = NO_HOLDS;
+  const ended = record.ended;
+  record.ended = undefined;
+  ended?.();
 }
 
 function removeRecord(token: number): KeepAliveRecord | undefined {
@@ -223,8 +234,7 @@ function deliver(): unknown[] {
         const record = removeRecord(token);
         if (record) {
           call(record.keepAlive, "release", errors);
-          record.keepAlive = undefined; // a pool may still name the record: let go of what it held
-          record.holds = NO_HOLDS;
+          finish(record);
         }
       } else {
         const record = token >= 1 ? records[token - 1] : undefined;

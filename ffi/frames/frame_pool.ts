@@ -7,6 +7,7 @@ import { lib } from "../load/load.ts";
 import { check, lastError, native } from "../load/native.ts";
 import {
   addRecord,
+  drain,
   dropToken,
   eventQueue,
   type KeepAliveRecord,
@@ -79,7 +80,8 @@ export interface TryAcquireOptions {
    * Held until the frame's last reference anywhere (here, a Worker, another
    * process) is released, that is until its slot is free again; then its
    * `release()` runs, in this isolate, woken by that release, and always
-   * before this pool hands the slot out again.
+   * before this pool hands the same buffer out again (after any
+   * `markConsumed()` the consumer made first).
    */
   keepAlive?: { release?(): void };
 }
@@ -140,15 +142,22 @@ function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
     drop: () => token && dropToken(token),
     adopt(handle: bigint): DmaBufHandle {
       // The slot's last frame was released everywhere, maybe on another thread whose
-      // RELEASED event this isolate has not delivered yet: its keep-alive runs first.
+      // RELEASED event this isolate has not delivered yet: its keep-alive runs first, after
+      // what was queued before it (a consumer's markConsumed()).
       if (token || bySlot.size) {
         const slot = bufferIdOf(handle)!;
         const previous = bySlot.get(slot);
         if (previous) {
-          bySlot.delete(slot);
+          report(drain());
           report(releaseEarly(previous.token, previous.record));
         }
-        if (token) bySlot.set(slot, { token, record: addRecord(token, keepAlive, []) });
+        if (token) {
+          const record = addRecord(token, keepAlive, []);
+          const entry = { token, record };
+          bySlot.set(slot, entry);
+          // Delivered, early or not: forget it (a retired slot's buffer id is never seen again).
+          record.ended = () => bySlot.get(slot) === entry && bySlot.delete(slot);
+        }
       }
       return GpuResource.fromRaw(handle) as DmaBufHandle;
     },

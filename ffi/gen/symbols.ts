@@ -74,6 +74,7 @@ export const symbols = {
   gpures_session_open: { parameters: ["i32", "u32", "buffer"], result: "i32" }, // int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session)
   gpures_session_send: { parameters: ["pointer", "u64", "u32", "buffer"], result: "i32" }, // int gpures_session_send(gpures_session *session, gpures_handle handle, uint32_t flags, uint32_t *out_sent)
   gpures_session_receive: { parameters: ["pointer", "u32", "buffer"], result: "i32" }, // int gpures_session_receive(gpures_session *session, uint32_t flags, gpures_handle *out_handle)
+  gpures_session_bell: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_session_bell(gpures_session *session, int *out_fd)
   gpures_session_stats_get: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_session_stats_get(gpures_session *session, gpures_session_stats *out)
   gpures_session_forgotten: { parameters: ["pointer", "buffer", "u32", "buffer"], result: "i32" }, // int gpures_session_forgotten(gpures_session *session, uint64_t *ids, uint32_t capacity, uint32_t *out_count)
   gpures_session_close: { parameters: ["pointer"], result: "i32" }, // int gpures_session_close(gpures_session *session)

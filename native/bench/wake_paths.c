@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ static double now_us(void) {
 static int send_rounds(int fd, int rounds) {
   char byte;
   if (recv(fd, &byte, 1, 0) != 1) return fprintf(stderr, "the receiver never got ready\n"), 1;
-  struct timespec pause = {0, 300000}; /* the receiver is idle when the stamp comes */
+  struct timespec pause = {0, 200000}; /* as wake_floor.c's: the receiver is idle when it comes */
   for (int i = 0; i < rounds; i++) {
     nanosleep(&pause, NULL);
     double sent = now_us();
@@ -47,10 +48,14 @@ int main(int argc, char **argv) {
   int fds[2];
   if (socketpair(AF_UNIX, (stream ? SOCK_STREAM : SOCK_SEQPACKET) | SOCK_CLOEXEC, 0, fds) != 0)
     return perror("socketpair"), 1;
+  struct timeval patience = {30, 0}; /* a receiver that hangs ends the run, not the machine's day */
+  if (setsockopt(fds[0], SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience) != 0)
+    return perror("setsockopt"), 1;
   pid_t child = fork();
   if (child < 0) return perror("fork"), 1;
   if (child == 0) {
     int fd = dup(fds[1]); /* without CLOEXEC: the receiver inherits this one alone */
+    if (fd < 0) return perror("dup"), 127;
     char name[16];
     snprintf(name, sizeof name, "%d", fd);
     setenv("GPURES_WAKE_FD", name, 1);

@@ -1370,6 +1370,19 @@ GPURES_API int gpures_session_receive(gpures_session *session, uint32_t flags,
                                       gpures_handle *out_handle);
 /* The channel fd, to poll it (the session still owns it). */
 GPURES_API int gpures_session_fd(gpures_session *session);
+/*
+** A doorbell for a receiving session: a Unix stream socket the sender's
+** library writes a byte to after each message it sends, so that an event
+** loop can wait on it where it cannot wait on the channel itself (a
+** SOCK_SEQPACKET socket, or fds it must not read). The other end goes to the
+** sender (a BELL message), which rings it once as soon as it has it: until
+** the first byte comes, poll the channel too. The caller owns *out_fd
+** (close-on-exec, blocking: read it with MSG_DONTWAIT or make it
+** nonblocking); its end of file means the sender let go of the session.
+** Once per session (GPURES_E_INVALID_VALUE after); GPURES_E_OS_ERROR naming
+** "channel" when the channel is full (ask again later).
+*/
+GPURES_API int gpures_session_bell(gpures_session *session, int *out_fd);
 GPURES_API int gpures_session_stats_get(gpures_session *session, gpures_session_stats *out);
 /*
 ** Buffer ids (this process's, as gpures_buffer_id() gives them) whose sender

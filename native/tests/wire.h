@@ -24,7 +24,7 @@ typedef struct wire_header {
 } wire_header;
 _Static_assert(sizeof(wire_header) == 48, "the wire header has 48 bytes");
 #define WIRE_MAGIC 0x63727067u
-enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_FENCE, MSG_TYPES };
+enum { MSG_HANDLE, MSG_FRAME, MSG_RELEASE, MSG_FORGET, MSG_KEEP, MSG_FENCE, MSG_BELL, MSG_TYPES };
 
 static inline wire_header header_of(uint32_t type, uint64_t buffer, uint64_t serial) {
   wire_header h;

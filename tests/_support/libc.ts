@@ -37,6 +37,8 @@ export const libc = Deno.dlopen(Deno.build.os === "darwin" ? "libc.dylib" : "lib
     nonblocking: true,
   },
   send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  // the process: its clock (to the nanosecond, where clockUs() gives whole microseconds)
+  clock_gettime: { parameters: ["i32", "buffer"], result: "i32" },
   setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
   // the process: limits, identity, errno
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },

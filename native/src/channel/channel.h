@@ -18,14 +18,15 @@
 #define GPURES__WIRE_MAX_FDS 4u        /* what one descriptor can name */
 #define GPURES__WIRE_RECEIVED_FDS 16u  /* room for more, so that "too many" is seen, not truncated */
 
-/* What a datagram is. Plain channels carry HANDLE; sessions all four. */
+/* What a datagram is. Plain channels carry HANDLE; sessions the others. */
 enum {
   GPURES__MSG_HANDLE = 0,  /* a handle: descriptor and fds */
   GPURES__MSG_FRAME = 1,   /* a session's frame: descriptor and fds the first time, then neither */
   GPURES__MSG_RELEASE = 2, /* receiver to sender: frame `serial` of `buffer` was released */
   GPURES__MSG_FORGET = 3,  /* sender to receiver: `buffer` is gone, drop what was kept for it */
   GPURES__MSG_KEEP = 4,    /* receiver to sender, as it closes: it still holds frames of `buffer` */
-  GPURES__MSG_FENCE = 5    /* sender to receiver: a SyncPoint, the acquire fence of the next frame */
+  GPURES__MSG_FENCE = 5,   /* sender to receiver: a SyncPoint, the acquire fence of the next frame */
+  GPURES__MSG_BELL = 6     /* receiver to sender: a stream socket to write a byte to after each message */
 };
 
 /*
@@ -127,6 +128,13 @@ int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *byt
 
 /* ------------------------------------------------------- socket I/O */
 
+/*
+** A doorbell pair (gpures_session_bell): two connected Unix stream sockets,
+** close-on-exec, that never raise SIGPIPE. OS_ERROR naming the call on failure.
+*/
+int gpures__doorbell_pair(gpures__op op, int out_fds[2]);
+/* Whether fd can be a doorbell: a Unix stream socket, nothing else. */
+bool gpures__is_doorbell(int fd);
 /*
 ** After sendmsg() or recvmsg() (`call`) on channel fd failed, with errno as
 ** it left it: 1 to call again (interrupted, or what it waited for, `events`

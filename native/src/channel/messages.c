@@ -241,6 +241,12 @@ int gpures__datagram_receive(gpures__op op, int fd, uint32_t flags, gpures__data
       collect_fds(&mh, d);
       return check_datagram(op, fd, mh.msg_flags, d);
     }
+    /*
+    ** The peer closed with messages of ours unread (a release, a doorbell): the
+    ** kernel reports that as ECONNRESET, once, ahead of everything the peer sent
+    ** before it closed, which is still queued. Read on; the end comes after.
+    */
+    if (errno == ECONNRESET) continue;
     int status;
     if (!gpures__channel_io_failed(op, fd, flags, POLLIN, "recvmsg()", &status)) {
       d->none = status == GPURES_OK;
@@ -258,11 +264,17 @@ int gpures_channel_receive(int fd, uint32_t flags, gpures_handle *out_handle) {
   if (flags & ~RECEIVE_FLAGS)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x", flags);
   gpures__datagram d;
-  int status = gpures__datagram_receive(op, fd, flags, &d);
-  if (status != GPURES_OK || d.none) return status;
   gpures__wire_header h;
   unsigned char *body;
-  status = gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body);
+  int status;
+  for (;;) {
+    status = gpures__datagram_receive(op, fd, flags, &d);
+    if (status != GPURES_OK || d.none) return status;
+    status = gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body);
+    /* A peer's doorbell for a sending session (a channel used both ways): not ours to keep. */
+    if (status != GPURES_OK || h.type != GPURES__MSG_BELL) break;
+    close_received(&d);
+  }
   if (status == GPURES_OK && h.type != GPURES__MSG_HANDLE)
     status = gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
                           "the message belongs to a frame session (type %u); receive it with "

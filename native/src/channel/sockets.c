@@ -304,6 +304,37 @@ int gpures_channel_connect(const char *path, uint32_t flags, int *out_fd) {
   return GPURES_OK;
 }
 
+int gpures__doorbell_pair(gpures__op op, int out_fds[2]) {
+  int fds[2];
+#if defined(SOCK_CLOEXEC)
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+    return os_failed(op, "", errno, "socketpair()");
+#else
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0) return os_failed(op, "", errno, "socketpair()");
+  if (gpures__fd_adopt(fds[0]) != 0 || gpures__fd_adopt(fds[1]) != 0) {
+    int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return os_failed(op, "", err, "fcntl()");
+  }
+#endif
+  no_sigpipe(fds[0]);
+  no_sigpipe(fds[1]);
+  out_fds[0] = fds[0];
+  out_fds[1] = fds[1];
+  return GPURES_OK;
+}
+
+bool gpures__is_doorbell(int fd) {
+  int type = 0;
+  socklen_t size = sizeof type;
+  struct sockaddr_storage addr;
+  socklen_t addr_size = sizeof addr;
+  return is_socket(fd) && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) == 0 &&
+         type == SOCK_STREAM && getsockname(fd, (struct sockaddr *)&addr, &addr_size) == 0 &&
+         addr.ss_family == AF_UNIX;
+}
+
 int gpures_channel_pair(int out_fds[2]) {
   gpures__op op = {"make channel pair", 0};
   if (!out_fds) return gpures__fail(op, GPURES_E_NULL_POINTER, "outFds", "outFds is null");

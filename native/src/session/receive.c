@@ -7,6 +7,7 @@
 ** and counted, and leaves the cache as it was.
 */
 #if !defined(_WIN32)
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -325,9 +326,15 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
     case GPURES__MSG_FENCE:
       *again = true;
       return take_fence(op, s, &h, body, d); /* refused: the caller marks its frame */
+    case GPURES__MSG_BELL:
+      /* The peer receives on this channel too and gave its doorbell to a sender that is not
+      ** here; the fd closes with the datagram. */
+      *again = true;
+      return GPURES_OK;
     default:
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
-                          "a release came to the receiving side of a session");
+                          "a message only a sender reads (type %u) came to the receiving side",
+                          h.type);
   }
 }
 
@@ -367,5 +374,46 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
       return GPURES_OK;
     }
   }
+}
+
+/* -------------------------------------------------------------- the doorbell */
+
+/* The BELL that hands the sender its end of the doorbell, once. Locked. */
+static int send_bell(gpures__op op, gpures_session *s, int theirs) {
+  if (s->bell_sent)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "session",
+                        "the session gave its sender a doorbell already");
+  if (s->closed || s->ended) return gpures__fail(op, GPURES_E_STALE, "channel", "the session has ended");
+  gpures__wire_header h = gpures__session_header(GPURES__MSG_BELL, 0, 0);
+  h.num_fds = 1;
+  uint32_t sent = 0;
+  int status =
+      gpures__datagram_send(op, s->fd, GPURES_CHANNEL_NONBLOCK, &h, sizeof h, &theirs, 1, &sent);
+  if (status == GPURES_OK && !sent)
+    status = gpures__fail(op, GPURES_E_OS_ERROR, "channel",
+                          "%s: the channel is full; ask again once the peer has read",
+                          gpures__errno_name(EAGAIN));
+  if (status == GPURES_OK) s->bell_sent = true;
+  return status;
+}
+
+int gpures_session_bell(gpures_session *s, int *out_fd) {
+  gpures__op op = {"make a doorbell for", 0};
+  if (!out_fd) return gpures__fail(op, GPURES_E_NULL_POINTER, "outFd", "outFd is null");
+  *out_fd = -1;
+  if (!s) return gpures__fail(op, GPURES_E_NULL_POINTER, "session", "session is null");
+  if (s->role != GPURES_SESSION_RECEIVE)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "session",
+                        "the session sends; only a receiving session has a doorbell");
+  int pair[2];
+  int status = gpures__doorbell_pair(op, pair);
+  if (status != GPURES_OK) return status;
+  pthread_mutex_lock(&s->mu);
+  status = send_bell(op, s, pair[1]);
+  pthread_mutex_unlock(&s->mu);
+  gpures__fd_close(pair[1]); /* sent, the sender has its own; else nobody needs it */
+  if (status != GPURES_OK) return gpures__fd_close(pair[0]), status;
+  *out_fd = pair[0];
+  return GPURES_OK;
 }
 #endif

@@ -6,8 +6,10 @@
 ** KEEP says the receiver keeps the buffer for good.
 */
 #if !defined(_WIN32)
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "session.h"
 
@@ -102,6 +104,24 @@ static void message_sent(gpures_session *s, uint64_t serial) {
   s->led = (led_fence){0, 0, 0, 0};
   s->next_serial = serial;
   s->stats.frames++;
+  gpures__session_ring(s);
+}
+
+/*
+** One byte, never waited for: a doorbell that is full is rung already. A
+** receiver that is gone (EPIPE) needs no more rings.
+*/
+void gpures__session_ring(gpures_session *s) {
+  if (s->bell < 0) return;
+#if defined(MSG_NOSIGNAL)
+  ssize_t n = send(s->bell, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+#else
+  ssize_t n = send(s->bell, "", 1, MSG_DONTWAIT); /* SO_NOSIGPIPE is set on it */
+#endif
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    close(s->bell);
+    s->bell = -1;
+  }
 }
 
 /* Makes msg a FRAME of `buffer`: without descriptor and fds when the peer knows the buffer. */
@@ -233,6 +253,28 @@ static void take_release(gpures_session *s, const gpures__wire_header *h) {
   if (found) (void)gpures_release(frame); /* outside the lock: the slot may go home now */
 }
 
+/*
+** BELL: the receiver's doorbell, kept and rung once at once (so the receiver
+** knows it works). One per session: a second, or an fd that is no Unix stream
+** socket, is refused and counted, and closed with the datagram.
+*/
+static void take_bell(gpures_session *s, gpures__datagram *d) {
+  pthread_mutex_lock(&s->mu);
+  if (s->bell < 0 && !s->closed && gpures__is_doorbell(d->fds[0])) {
+#if defined(SO_NOSIGPIPE)
+    int one = 1; /* the receiver set it on its copy; this one is ours to be sure of */
+    (void)setsockopt(d->fds[0], SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+    s->bell = d->fds[0];
+    d->fds[0] = -1;
+    d->nfds = 0;
+    gpures__session_ring(s);
+  } else {
+    s->stats.refused++;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
 /* Messages read per wake-up: one busy peer must not keep the service thread from the others. */
 #define READS_PER_WAKE 64
 
@@ -260,10 +302,12 @@ void gpures__session_read_releases(gpures_session *s) {
     if (d.none) return;
     gpures__wire_header h;
     unsigned char *body;
-    if (gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body) == GPURES_OK)
-      take_release(s, &h);
-    else
+    if (gpures__wire_parse(&op, (unsigned char *)d.storage, d.n, d.nfds, &h, &body) != GPURES_OK)
       gpures__session_refused(s);
+    else if (h.type == GPURES__MSG_BELL)
+      take_bell(s, &d);
+    else
+      take_release(s, &h);
     gpures__datagram_close_fds(&d, 0);
   }
 }

@@ -20,6 +20,7 @@ void gpures__session_ref(gpures_session *s) {
 void gpures__session_unref(gpures_session *s) {
   if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
   close(s->fd);
+  if (s->bell >= 0) close(s->bell);
   (void)gpures_release(s->fence); /* a fence whose frame never came */
   pthread_mutex_destroy(&s->mu);
   gpures__free(s->known);
@@ -40,20 +41,25 @@ void gpures__session_refused(gpures_session *s) {
   pthread_mutex_unlock(&s->mu);
 }
 
+gpures__wire_header gpures__session_header(uint32_t type, uint64_t buffer, uint64_t serial) {
+  gpures__wire_header h;
+  memset(&h, 0, sizeof h);
+  h.magic = GPURES__WIRE_MAGIC;
+  h.abi = gpures_abi_version();
+  h.header_size = sizeof h;
+  h.type = type;
+  h.buffer = buffer;
+  h.serial = serial;
+  return h;
+}
+
 /* A notice to the peer (RELEASE, KEEP, FORGET), without waiting: false when the socket is full. */
 bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial) {
-  gpures__wire_message m;
-  memset(&m.h, 0, sizeof m.h);
-  m.h.magic = GPURES__WIRE_MAGIC;
-  m.h.abi = gpures_abi_version();
-  m.h.header_size = sizeof m.h;
-  m.h.type = type;
-  m.h.buffer = buffer;
-  m.h.serial = serial;
+  gpures__wire_header h = gpures__session_header(type, buffer, serial);
 #if defined(MSG_NOSIGNAL)
-  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m.h;
+  return send(s->fd, &h, sizeof h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof h;
 #else
-  return send(s->fd, &m.h, sizeof m.h, MSG_DONTWAIT) == (ssize_t)sizeof m.h;
+  return send(s->fd, &h, sizeof h, MSG_DONTWAIT) == (ssize_t)sizeof h;
 #endif
 }
 
@@ -97,6 +103,7 @@ int gpures_session_open(int fd, uint32_t flags, gpures_session **out_session) {
   memset(s, 0, sizeof *s);
   atomic_init(&s->refs, 1);
   s->fd = fd;
+  s->bell = -1;
   s->role = flags;
   s->stats.struct_size = sizeof s->stats;
   pthread_mutex_init(&s->mu, NULL);
@@ -161,7 +168,10 @@ int gpures_session_shutdown(gpures_session *s) {
   pthread_mutex_lock(&s->mu);
   bool first = !s->closed;
   s->closed = true;
+  int bell = s->bell; /* closed now, so a receiver waiting on it hears the end at once */
+  s->bell = -1;
   pthread_mutex_unlock(&s->mu);
+  if (bell >= 0) close(bell);
   if (!first) return GPURES_OK;
   /*
   ** Out of the service thread's hands before the shutdown: it would read the

@@ -4,7 +4,7 @@
 **   send.c      the sending side: buffers announced once, frames by id after,
 **               held until their release (or a KEEP) comes back
 **   receive.c   the receiving side: the buffer cache, frames over it, releases
-**               sent back at each frame's last release
+**               sent back at each frame's last release, the doorbell it hands the sender
 **   service.c   the one background thread: reads the releases coming back
 **               to sending sessions, flushes releases a full socket held up
 **   windows.c   every call refused: sessions run over channels
@@ -59,10 +59,12 @@ typedef struct pending_notice {
 struct gpures_session {
   _Atomic uint32_t refs; /* the owner, the service thread's poll set, each received frame */
   int fd;
+  int bell;               /* SEND: the receiver's doorbell, rung after each message (-1: none) */
   uint32_t role;          /* GPURES_SESSION_SEND or _RECEIVE */
   pthread_mutex_t mu;
   bool closed;            /* gpures_session_close() ran: nothing more is sent */
   bool ended;             /* the peer hung up */
+  bool bell_sent;         /* RECEIVE: gpures_session_bell() gave the sender a doorbell */
   gpures_session_stats stats;
   uint64_t next_serial;    /* SEND: the last serial spent (frames and plain handles alike) */
   led_fence led;           /* SEND: a FENCE on the wire whose message is not (frame 0: none) */
@@ -78,6 +80,8 @@ struct gpures_session {
   uint64_t lost_buffer, lost_serial;
 };
 
+/* The header of a message without descriptor: a notice, a BELL. */
+gpures__wire_header gpures__session_header(uint32_t type, uint64_t buffer, uint64_t serial);
 /* Counts a refused message. */
 void gpures__session_refused(gpures_session *s);
 /* Sends a RELEASE, KEEP or FORGET without waiting; false when the socket is full or gone. */
@@ -94,6 +98,8 @@ void gpures__session_drop_flights(gpures_session *s, bool retire);
 
 /* send.c: the buffer is gone; a sending session that announced it tells its peer (FORGET). */
 void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
+/* send.c: rings the receiver's doorbell, if it gave one. Locked. */
+void gpures__session_ring(gpures_session *s);
 /* send.c: reads every message waiting on a sending session (the service thread). */
 void gpures__session_read_releases(gpures_session *s);
 

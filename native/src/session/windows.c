@@ -31,6 +31,12 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
 
 int gpures_session_fd(gpures_session *s) { return (void)s, -1; }
 
+int gpures_session_bell(gpures_session *s, int *out_fd) {
+  (void)s;
+  if (out_fd) *out_fd = -1;
+  return unsupported("make a doorbell for");
+}
+
 int gpures_session_stats_get(gpures_session *s, gpures_session_stats *out) {
   (void)s, (void)out;
   return unsupported("read the stats of");
