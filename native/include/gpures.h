@@ -1377,8 +1377,8 @@ GPURES_API int gpures_session_fd(gpures_session *session);
 ** SOCK_SEQPACKET socket, or fds it must not read). The other end goes to the
 ** sender (a BELL message), which rings it once as soon as it has it: until
 ** the first byte comes, poll the channel too. The caller owns *out_fd
-** (close-on-exec, blocking: read it with MSG_DONTWAIT or make it
-** nonblocking); its end of file means the sender let go of the session.
+** (close-on-exec, nonblocking); its end of file means the sender let go of
+** the session.
 ** Once per session (GPURES_E_INVALID_VALUE after); GPURES_E_OS_ERROR naming
 ** "channel" when the channel is full (ask again later).
 */

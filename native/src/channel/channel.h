@@ -130,7 +130,8 @@ int gpures__datagram_send(gpures__op op, int fd, uint32_t flags, const void *byt
 
 /*
 ** A doorbell pair (gpures_session_bell): two connected Unix stream sockets,
-** close-on-exec, that never raise SIGPIPE. OS_ERROR naming the call on failure.
+** close-on-exec and nonblocking, that never raise SIGPIPE. OS_ERROR naming the
+** call on failure.
 */
 int gpures__doorbell_pair(gpures__op op, int out_fds[2]);
 /* Whether fd can be a doorbell: a Unix stream socket, nothing else. */

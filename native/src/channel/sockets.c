@@ -304,14 +304,15 @@ int gpures_channel_connect(const char *path, uint32_t flags, int *out_fd) {
   return GPURES_OK;
 }
 
-int gpures__doorbell_pair(gpures__op op, int out_fds[2]) {
+/* A connected pair of Unix sockets of `type`, close-on-exec, nonblocking, never raising SIGPIPE. */
+static int unix_pair(gpures__op op, int type, int out_fds[2]) {
   int fds[2];
-#if defined(SOCK_CLOEXEC)
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
+  if (socketpair(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0)
     return os_failed(op, "", errno, "socketpair()");
 #else
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0) return os_failed(op, "", errno, "socketpair()");
-  if (gpures__fd_adopt(fds[0]) != 0 || gpures__fd_adopt(fds[1]) != 0) {
+  if (socketpair(AF_UNIX, type, 0, fds) < 0) return os_failed(op, "", errno, "socketpair()");
+  if (set_cloexec_nonblock(fds[0]) < 0 || set_cloexec_nonblock(fds[1]) < 0) {
     int err = errno;
     close(fds[0]);
     close(fds[1]);
@@ -323,6 +324,10 @@ int gpures__doorbell_pair(gpures__op op, int out_fds[2]) {
   out_fds[0] = fds[0];
   out_fds[1] = fds[1];
   return GPURES_OK;
+}
+
+int gpures__doorbell_pair(gpures__op op, int out_fds[2]) {
+  return unix_pair(op, SOCK_STREAM, out_fds);
 }
 
 bool gpures__is_doorbell(int fd) {
@@ -339,25 +344,7 @@ int gpures_channel_pair(int out_fds[2]) {
   gpures__op op = {"make channel pair", 0};
   if (!out_fds) return gpures__fail(op, GPURES_E_NULL_POINTER, "outFds", "outFds is null");
   out_fds[0] = out_fds[1] = -1;
-  int fds[2];
-#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0)
-    return os_failed(op, "", errno, "socketpair()");
-#else
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) < 0)
-    return os_failed(op, "", errno, "socketpair()");
-  if (set_cloexec_nonblock(fds[0]) < 0 || set_cloexec_nonblock(fds[1]) < 0) {
-    int err = errno;
-    close(fds[0]);
-    close(fds[1]);
-    return os_failed(op, "", err, "fcntl()");
-  }
-#endif
-  no_sigpipe(fds[0]);
-  no_sigpipe(fds[1]);
-  out_fds[0] = fds[0];
-  out_fds[1] = fds[1];
-  return GPURES_OK;
+  return unix_pair(op, SOCK_SEQPACKET, out_fds);
 }
 
 int gpures_channel_wait(int fd, uint32_t events, int32_t timeout_ms, uint32_t *out_ready) {
