@@ -1376,7 +1376,10 @@ GPURES_API int gpures_session_fd(gpures_session *session);
 ** loop can wait on it where it cannot wait on the channel itself (a
 ** SOCK_SEQPACKET socket, or fds it must not read). The other end goes to the
 ** sender (a BELL message), which rings it once as soon as it has it: until
-** the first byte comes, poll the channel too. The caller owns *out_fd
+** the first byte comes, poll the channel too. Only what the sender sends
+** through its session rings (a host that also calls gpures_channel_send() on
+** the session's fd must not leave the receiver waiting on the doorbell
+** alone). The caller owns *out_fd
 ** (close-on-exec, nonblocking); its end of file means the sender let go of
 ** the session.
 ** Once per session (GPURES_E_INVALID_VALUE after); GPURES_E_OS_ERROR naming

@@ -71,6 +71,51 @@ static void the_sender_rings_when_it_has_the_doorbell_and_after_each_frame(void)
   CHECK_OK(gpures_pool_close(pool));
 }
 
+/* The sender's session ended by the receiver's hang-up, not by a close: the doorbell ends too. */
+static void a_session_that_ends_by_a_hang_up_ends_its_doorbell(void) {
+  pair p = session_pair();
+  int bell = -1;
+  CHECK_OK(gpures_session_bell(p.rx, &bell));
+  CHECK(readable_within(bell, 2000));
+  CHECK(rings(bell) == 1);
+  CHECK(shutdown(gpures_session_fd(p.rx), SHUT_RDWR) == 0); /* the sender's service thread sees it */
+  CHECK(readable_within(bell, 2000));
+  CHECK(rings(bell) == 0);
+  close(bell);
+  CHECK_OK(gpures_session_close(p.tx));
+  CHECK_OK(gpures_session_close(p.rx));
+}
+
+/* A FORGET rings too: a receiver idle on the doorbell drops the buffer when it goes. */
+static void the_sender_rings_when_it_forgets_a_buffer(void) {
+  pair p = session_pair();
+  gpures_pool *pool = new_nv12_pool(64, 32, 1);
+  int bell = -1;
+  CHECK_OK(gpures_session_bell(p.rx, &bell));
+  CHECK(readable_within(bell, 2000));
+  CHECK(rings(bell) == 1);
+  gpures_handle frame = 0, got = 0;
+  uint32_t sent = 0;
+  CHECK_OK(gpures_pool_acquire(pool, 0, 0, NULL, &frame));
+  CHECK_OK(gpures_session_send(p.tx, frame, GPURES_CHANNEL_NONBLOCK, &sent));
+  CHECK_OK(gpures_release(frame));
+  CHECK(readable_within(bell, 2000));
+  CHECK(rings(bell) == 1);
+  CHECK_OK(gpures_session_receive(p.rx, GPURES_CHANNEL_NONBLOCK, &got));
+  CHECK_OK(gpures_release(got));
+  for (int i = 0; i < 200 && session_stats(p.tx).in_flight; i++) poll(NULL, 0, 10);
+  CHECK_OK(gpures_pool_close(pool)); /* the slot's buffer goes: the sender forgets it */
+  CHECK(readable_within(bell, 2000));
+  CHECK(rings(bell) == 1);
+  got = 0;
+  CHECK_OK(gpures_session_receive(p.rx, GPURES_CHANNEL_NONBLOCK, &got)); /* reads the FORGET */
+  CHECK(got == 0);
+  CHECK_EQ(session_stats(p.rx).buffers, 0u);
+  close(bell);
+  CHECK_OK(gpures_session_close(p.tx));
+  CHECK_OK(gpures_session_close(p.rx));
+}
+
 static void a_doorbell_is_given_once_and_only_by_a_receiving_session(void) {
   pair p = session_pair();
   int bell = -1, again = 7;
@@ -182,6 +227,8 @@ static void a_peer_that_never_reads_the_doorbell_loses_us_no_handle(void) {
 
 int main(void) {
   RUN(the_sender_rings_when_it_has_the_doorbell_and_after_each_frame);
+  RUN(a_session_that_ends_by_a_hang_up_ends_its_doorbell);
+  RUN(the_sender_rings_when_it_forgets_a_buffer);
   RUN(a_doorbell_is_given_once_and_only_by_a_receiving_session);
   RUN(a_doorbell_that_is_no_unix_stream_socket_is_refused_and_not_kept);
   RUN(a_peer_that_never_reads_the_doorbell_loses_us_no_handle);

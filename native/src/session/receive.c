@@ -380,7 +380,7 @@ int gpures_session_receive(gpures_session *s, uint32_t flags, gpures_handle *out
 
 /* The BELL that hands the sender its end of the doorbell, once. Locked. */
 static int send_bell(gpures__op op, gpures_session *s, int theirs) {
-  if (s->bell_sent)
+  if (s->bell_given)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "session",
                         "the session gave its sender a doorbell already");
   if (s->closed || s->ended) return gpures__fail(op, GPURES_E_STALE, "channel", "the session has ended");
@@ -393,7 +393,7 @@ static int send_bell(gpures__op op, gpures_session *s, int theirs) {
     status = gpures__fail(op, GPURES_E_OS_ERROR, "channel",
                           "%s: the channel is full; ask again once the peer has read",
                           gpures__errno_name(EAGAIN));
-  if (status == GPURES_OK) s->bell_sent = true;
+  if (status == GPURES_OK) s->bell_given = true;
   return status;
 }
 

@@ -111,8 +111,14 @@ static void message_sent(gpures_session *s, uint64_t serial) {
 ** One byte, never waited for: a doorbell that is full is rung already. A
 ** receiver that is gone (EPIPE) needs no more rings.
 */
+int gpures__session_take_bell(gpures_session *s) {
+  int bell = s->bell;
+  s->bell = -1;
+  return bell;
+}
+
 void gpures__session_ring(gpures_session *s) {
-  if (s->bell < 0) return;
+  if (s->bell < 0 || s->role != GPURES_SESSION_SEND) return;
 #if defined(MSG_NOSIGNAL)
   ssize_t n = send(s->bell, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 #else
@@ -260,12 +266,13 @@ static void take_release(gpures_session *s, const gpures__wire_header *h) {
 */
 static void take_bell(gpures_session *s, gpures__datagram *d) {
   pthread_mutex_lock(&s->mu);
-  if (s->bell < 0 && !s->closed && gpures__is_doorbell(d->fds[0])) {
+  if (!s->bell_given && !s->closed && gpures__is_doorbell(d->fds[0])) {
 #if defined(SO_NOSIGPIPE)
     int one = 1; /* the receiver set it on its copy; this one is ours to be sure of */
     (void)setsockopt(d->fds[0], SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
 #endif
     s->bell = d->fds[0];
+    s->bell_given = true;
     d->fds[0] = -1;
     d->nfds = 0;
     gpures__session_ring(s);
@@ -286,7 +293,9 @@ void gpures__session_read_releases(gpures_session *s) {
     if (status == GPURES_E_STALE) {
       pthread_mutex_lock(&s->mu);
       s->ended = true; /* the receiver closed or died: everything it held comes back */
+      int bell = gpures__session_take_bell(s); /* a receive waiting on it must hear the end */
       pthread_mutex_unlock(&s->mu);
+      if (bell >= 0) gpures__fd_close(bell);
       /*
       ** Retired, not reused: a receiver that closed still reads what it held
       ** (its KEEPs say which, but a KEEP can be lost to a full socket), and new
@@ -325,7 +334,7 @@ void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer) {
   }
   pthread_mutex_unlock(&s->mu);
   /* A peer that cannot be told keeps an entry it may never drop: end the session instead. */
-  if (lost) (void)shutdown(s->fd, SHUT_RDWR);
+  if (lost) (void)shutdown(s->fd, SHUT_RDWR); /* the service thread reads the end, and ends the bell */
   if (queued) gpures__service_wake();
 }
 #endif

@@ -57,10 +57,12 @@ gpures__wire_header gpures__session_header(uint32_t type, uint64_t buffer, uint6
 bool gpures__session_notice(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial) {
   gpures__wire_header h = gpures__session_header(type, buffer, serial);
 #if defined(MSG_NOSIGNAL)
-  return send(s->fd, &h, sizeof h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof h;
+  bool sent = send(s->fd, &h, sizeof h, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof h;
 #else
-  return send(s->fd, &h, sizeof h, MSG_DONTWAIT) == (ssize_t)sizeof h;
+  bool sent = send(s->fd, &h, sizeof h, MSG_DONTWAIT) == (ssize_t)sizeof h;
 #endif
+  if (sent) gpures__session_ring(s); /* a FORGET: a receiver idle on the doorbell lets go now */
+  return sent;
 }
 
 bool gpures__session_notify(gpures_session *s, uint32_t type, uint64_t buffer, uint64_t serial,
@@ -168,10 +170,9 @@ int gpures_session_shutdown(gpures_session *s) {
   pthread_mutex_lock(&s->mu);
   bool first = !s->closed;
   s->closed = true;
-  int bell = s->bell; /* closed now, so a receiver waiting on it hears the end at once */
-  s->bell = -1;
+  int bell = gpures__session_take_bell(s); /* closed now: a receive waiting on it hears the end */
   pthread_mutex_unlock(&s->mu);
-  if (bell >= 0) close(bell);
+  if (bell >= 0) gpures__fd_close(bell);
   if (!first) return GPURES_OK;
   /*
   ** Out of the service thread's hands before the shutdown: it would read the

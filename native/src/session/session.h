@@ -64,7 +64,7 @@ struct gpures_session {
   pthread_mutex_t mu;
   bool closed;            /* gpures_session_close() ran: nothing more is sent */
   bool ended;             /* the peer hung up */
-  bool bell_sent;         /* RECEIVE: gpures_session_bell() gave the sender a doorbell */
+  bool bell_given;        /* a doorbell changed hands: RECEIVE gave one, SEND took one (once each) */
   gpures_session_stats stats;
   uint64_t next_serial;    /* SEND: the last serial spent (frames and plain handles alike) */
   led_fence led;           /* SEND: a FENCE on the wire whose message is not (frame 0: none) */
@@ -100,6 +100,8 @@ void gpures__session_drop_flights(gpures_session *s, bool retire);
 void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
 /* send.c: rings the receiver's doorbell, if it gave one. Locked. */
 void gpures__session_ring(gpures_session *s);
+/* send.c: the doorbell, now the caller's to close (-1: none). Locked. */
+int gpures__session_take_bell(gpures_session *s);
 /* send.c: reads every message waiting on a sending session (the service thread). */
 void gpures__session_read_releases(gpures_session *s);
 
