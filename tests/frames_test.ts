@@ -179,6 +179,19 @@ async function releasingWorker(
   return { worker, released };
 }
 
+/**
+ * tryAcquire() in a loop, with no turn of the event loop (so no event can be delivered meanwhile),
+ * until another thread's release frees a slot; fails after 5 s.
+ */
+function spinUntilFree(pool: FramePool): DmaBufHandle {
+  let next: DmaBufHandle | null = null;
+  for (const until = performance.now() + 5000; !next && performance.now() < until;) {
+    next = pool.tryAcquire();
+  }
+  assert.ok(next, "the Worker's release freed the slot");
+  return next;
+}
+
 poolTest(
   "a slot is handed out again only after its last frame's keep-alive ran, even when " +
     "another thread made that frame's last release and this isolate has not yet heard",
@@ -191,12 +204,7 @@ poolTest(
       const frame = pool.tryAcquire({ keepAlive })!;
       const gone = released();
       worker.postMessage(frame.intoRaw()); // the Worker's release frees the slot
-      // No turn of the event loop until the slot is back: no event can be delivered meanwhile.
-      let next: DmaBufHandle | null = null;
-      for (const until = performance.now() + 5000; !next && performance.now() < until;) {
-        next = pool.tryAcquire();
-      }
-      assert.ok(next, "the Worker's release freed the slot");
+      const next = spinUntilFree(pool);
       order.push("acquired again");
       assert.deepEqual(order, ["keep-alive", "acquired again"]);
       next.release();
@@ -224,11 +232,7 @@ poolTest(
       const frame = pool.tryAcquire({ keepAlive })!;
       const gone = released();
       worker.postMessage(frame.intoRaw()); // the Worker marks it consumed, then releases it
-      let next: DmaBufHandle | null = null;
-      for (const until = performance.now() + 5000; !next && performance.now() < until;) {
-        next = pool.tryAcquire();
-      }
-      assert.ok(next, "the Worker's release freed the slot");
+      const next = spinUntilFree(pool);
       order.push("acquired again");
       assert.deepEqual(order, ["consumed", "released", "acquired again"]);
       next.release();
