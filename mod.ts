@@ -50,6 +50,16 @@ export {
 } from "./ffi/frames/frame_pool.ts";
 export { PlaneCache } from "./ffi/frames/plane_cache.ts";
 export { FrameQueue } from "./ffi/frames/frame_queue.ts";
+export {
+  type CodecStats,
+  codecStats,
+  type EncodedPacket,
+  FrameDecoder,
+  type FrameDecoderOptions,
+  FrameEncoder,
+  type FrameEncoderOptions,
+  isCodecSupported,
+} from "./ffi/codec/codec.ts";
 export type { FrameMeta, FrameMetaInit } from "./ffi/gen/types.ts";
 export { type MapOptions } from "./ffi/map/mapping.ts";
 export { liveHandles, liveMappings } from "./ffi/kinds/counts.ts";

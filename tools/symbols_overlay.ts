@@ -75,6 +75,14 @@ export const overlay: Readonly<Record<string, SymbolOverlay>> = {
     nonblocking: true,
     why: "awaited off the isolate's thread, out_ready null: the isolate may end mid-wait",
   },
+  gpures_decoder_run: {
+    nonblocking: true,
+    why: "decoding takes milliseconds: off the isolate's thread, touching no memory of its",
+  },
+  gpures_encoder_run: {
+    nonblocking: true,
+    why: "encoding takes milliseconds: off the isolate's thread, touching no memory of its",
+  },
 
   gpures_create_at: { of: "gpures_create", addresses: true, why: scratch },
   gpures_describe_at: { of: "gpures_describe", addresses: true, why: scratch },

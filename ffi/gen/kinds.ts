@@ -4,7 +4,7 @@
 import type { EnumRow, KindRow } from "../table/tables.ts";
 
 /** The ABI version the layouts below were generated from. */
-export const ABI_VERSION = 65541;
+export const ABI_VERSION = 65542;
 
 /** Deno.build.os names, by GPURES_OS_* bit. */
 export const OS_NAMES: readonly string[] = ["linux","windows","darwin","android","freebsd","netbsd","openbsd","aix","solaris","illumos"];

@@ -70,7 +70,7 @@ extern "C" {
 ** whose minor is lower than the minor it was built against.
 */
 #define GPURES_ABI_MAJOR 1
-#define GPURES_ABI_MINOR 5
+#define GPURES_ABI_MINOR 6
 #define GPURES_ABI_VERSION ((GPURES_ABI_MAJOR << 16) | GPURES_ABI_MINOR)
 
 /* (major << 16) | minor of the loaded library. */
@@ -1777,6 +1777,170 @@ GPURES_API int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc
                                            gpures_importer **out_importer);
 GPURES_API int gpures_cuda_import(gpures_importer *importer, gpures_handle frame,
                                   gpures_cuda_imported *out);
+
+/* ------------------------------------------------------------------ codecs */
+/*
+** Video decoders and encoders of FFmpeg's libavcodec, opened with dlopen at
+** first use and never linked: a host without FFmpeg loads gpures as before,
+** and the calls below fail with GPURES_E_UNSUPPORTED naming the library and
+** the package that has it. GPURES_LIBAVCODEC, when set, is the path of the
+** libavcodec to open (it brings its own libavutil); otherwise the dynamic
+** linker is asked for libavcodec.so.62, then .59. gpures reads a few fields
+** of FFmpeg's structs, and knows where they sit in libavcodec 59 (FFmpeg 5.1)
+** and 62 (FFmpeg 8): another major is refused by name, never guessed, and a
+** library whose layout does not match its major is refused at open.
+**
+** A decoder writes each frame straight into a slot of a frame pool of its own
+** (FFmpeg's get_buffer2), so what gpures_decoder_receive() gives is a pooled
+** DmaBufHandle: send it over a session, give it to a Worker, import it, with
+** no copy after the decoder wrote it. Its slot comes home once the decoder no
+** longer needs it as a reference and every holder released the frame; until
+** then the frame must be read, never written. An encoder reads a frame's
+** memory in place, and holds the frame until libavcodec lets it go. A copy is
+** made only where a codec leaves no choice (a decoder that allocates its own
+** frames), and counted: gpures_codec_stats_get(). Linux only (pools are
+** memfds); elsewhere every call fails with GPURES_E_UNSUPPORTED_PLATFORM.
+*/
+typedef struct gpures_codec_info {
+  uint32_t struct_size;
+  uint32_t avcodec_version;  /* (major << 16) | (minor << 8) | micro */
+  uint32_t avutil_version;
+  uint32_t reserved;
+  char library[256];         /* the libavcodec opened, as it was named */
+} gpures_codec_info;
+
+/* Opens FFmpeg if it is not open yet, and says which one. */
+GPURES_API int gpures_codec_library(gpures_codec_info *out);
+
+#define GPURES_CODEC_DECODER (1u << 0)
+#define GPURES_CODEC_ENCODER (1u << 1)
+/* OK when libavcodec has a video decoder (or encoder: `flags`) of that name; UNSUPPORTED naming "codec" otherwise. */
+GPURES_API int gpures_codec_find(const char *name, uint32_t flags);
+
+typedef struct gpures_codec_stats {
+  uint32_t struct_size;
+  uint32_t reserved;
+  uint64_t decoded;          /* frames out of every decoder of the process */
+  uint64_t encoded;          /* frames into every encoder */
+  uint64_t copied_frames;    /* frames gpures copied on their way */
+  uint64_t copied_bytes;     /* and their bytes */
+} gpures_codec_stats;
+GPURES_API int gpures_codec_stats_get(gpures_codec_stats *out);
+
+/* Compressed data: what a decoder takes and an encoder gives. */
+typedef struct gpures_packet {
+  uint32_t struct_size;
+  uint32_t flags;            /* GPURES_PACKET_KEY: a key frame */
+  const uint8_t *data;
+  uint64_t size;             /* below 2^31 */
+  int64_t pts;               /* in the codec's timebase */
+  int64_t dts;               /* decode order (an encoder's output; decoders ignore it) */
+  int64_t duration;          /* 0: unknown */
+} gpures_packet;
+#define GPURES_PACKET_KEY (1u << 0)
+
+typedef struct gpures_decoder gpures_decoder;
+typedef struct gpures_decoder_desc {
+  uint32_t struct_size;
+  uint32_t flags;            /* 0 */
+  const char *codec;         /* a libavcodec decoder: "h264", "hevc", "vp9", "libdav1d", ... */
+  const uint8_t *extradata;  /* the stream's configuration record (avcC, hvcC, ...), or NULL */
+  uint32_t extradata_size;   /* up to 1 MiB */
+  uint32_t slots;            /* frames of its pool, 2..256: the decoder's references and what
+                                the application holds at once; 0 means 16 + threads + 8 */
+  uint32_t threads;          /* decoding threads, 1..64; 0 means 1 */
+  uint32_t timebase_num;     /* seconds per pts unit = num / den; 0/0 means 1/1000000 */
+  uint32_t timebase_den;
+  uint32_t reserved;
+} gpures_decoder_desc;
+
+GPURES_API int gpures_decoder_create(const gpures_decoder_desc *desc, gpures_decoder **out);
+/*
+** Gives the decoder one packet; NULL, or a packet of size 0, drains it: every
+** frame still inside comes out of gpures_decoder_receive(), after which the
+** decoder starts afresh (its next packet must be a key frame). Frames the
+** decoder had ready are kept for gpures_decoder_receive(). GPURES_E_TIMED_OUT
+** naming "slots" when every slot of its pool is held: the packet was not
+** taken; release frames and send it again. A packet the decoder cannot read
+** gets INVALID_VALUE naming "packet".
+*/
+GPURES_API int gpures_decoder_send(gpures_decoder *decoder, const gpures_packet *packet);
+/*
+** The next decoded frame, a new reference: a DmaBufHandle of the decoder's
+** pool, whose metadata has its sequence (frames out of this decoder so far),
+** its timing (pts and duration in the decoder's timebase), its visible
+** rectangle (the decoder's crop of the coded frame) and its colour. 0 when no
+** frame is ready: send more (or, after a drain, the drain is complete).
+*/
+GPURES_API int gpures_decoder_receive(gpures_decoder *decoder, gpures_handle *out_frame);
+/*
+** For hosts that decode off their own thread (a JavaScript isolate, an event
+** loop): gpures_decoder_queue() copies a packet (NULL: a drain) into the
+** decoder, cheaply; gpures_decoder_run(), on any one thread at a time, decodes
+** every packet queued and keeps the frames for gpures_decoder_receive(),
+** touching no memory of the caller's; so a host whose memory may go while a
+** run goes on (an isolate that ends) leaves nothing to be written into. A run
+** that finds every slot held stops with TIMED_OUT naming "slots", keeping the
+** rest queued for the next run.
+*/
+GPURES_API int gpures_decoder_queue(gpures_decoder *decoder, const gpures_packet *packet);
+GPURES_API int gpures_decoder_run(gpures_decoder *decoder);
+/* The last run's status, its error made the calling thread's (a run's is its own thread's). */
+GPURES_API int gpures_decoder_last_run(gpures_decoder *decoder);
+/* Frees the decoder; frames it gave out stay valid, each slot going when its frame does. */
+GPURES_API int gpures_decoder_destroy(gpures_decoder *decoder);
+
+typedef struct gpures_encoder gpures_encoder;
+typedef struct gpures_encoder_desc {
+  uint32_t struct_size;
+  uint32_t flags;            /* GPURES_ENCODER_GLOBAL_HEADER */
+  const char *codec;         /* a libavcodec encoder: "libx264", "libvpx-vp9", "libaom-av1", ... */
+  const char *options;       /* the encoder's own options, "preset=ultrafast:crf=23", or NULL */
+  uint32_t format;           /* PixelFormat of the frames it takes */
+  uint32_t width;            /* of every frame, not 0 */
+  uint32_t height;
+  uint32_t timebase_num;     /* of pts and duration, in and out; 0/0 means 1/1000000 */
+  uint32_t timebase_den;
+  uint32_t framerate_num;    /* 0/0: not known */
+  uint32_t framerate_den;
+  uint32_t gop;              /* frames from one key frame to the next at most; 0: the encoder's */
+  uint32_t max_b_frames;     /* B-frames in a row: 0 (none, packets in presentation order) .. 16 */
+  uint32_t threads;          /* 0: the encoder's default */
+  uint64_t bitrate;          /* bits per second; 0: the encoder's default */
+} gpures_encoder_desc;
+/* The stream's configuration (SPS/PPS, ...) goes in gpures_encoder_extradata(), not in key frames. */
+#define GPURES_ENCODER_GLOBAL_HEADER (1u << 0)
+
+GPURES_API int gpures_encoder_create(const gpures_encoder_desc *desc, gpures_encoder **out);
+/*
+** Gives the encoder one frame: a DmaBufHandle of the encoder's format, width
+** and height (a pool's frame, here or received from another process), read
+** in place. Its pts is its metadata's timing rescaled to the encoder's
+** timebase, or else its sequence, or else the number of frames sent before
+** it. GPURES_PACKET_KEY in `flags` makes it a key frame. frame 0 drains: every
+** packet still inside comes out of gpures_encoder_receive(), and the encoder
+** takes no frame after it.
+*/
+GPURES_API int gpures_encoder_send(gpures_encoder *encoder, gpures_handle frame, uint32_t flags);
+/*
+** As for decoders: gpures_encoder_queue() checks a frame and holds it (0: a
+** drain), gpures_encoder_run() encodes every frame queued and keeps the
+** packets for gpures_encoder_receive(), touching no memory of the caller's.
+** A frame a run could not encode is released, and the run says why.
+*/
+GPURES_API int gpures_encoder_queue(gpures_encoder *encoder, gpures_handle frame, uint32_t flags);
+GPURES_API int gpures_encoder_run(gpures_encoder *encoder);
+GPURES_API int gpures_encoder_last_run(gpures_encoder *encoder);
+/*
+** The next packet: out->data is the encoder's, valid until its next receive
+** or destroy. out->size 0 when none is ready.
+*/
+GPURES_API int gpures_encoder_receive(gpures_encoder *encoder, gpures_packet *out);
+/* The encoder's extradata (GPURES_ENCODER_GLOBAL_HEADER), copied into `out`; BUFFER_TOO_SMALL with *out_size set. */
+GPURES_API int gpures_encoder_extradata(gpures_encoder *encoder, uint8_t *out, uint32_t capacity,
+                                        uint32_t *out_size);
+/* Frees the encoder, and releases every frame it still held. */
+GPURES_API int gpures_encoder_destroy(gpures_encoder *encoder);
 
 #ifdef __cplusplus
 }

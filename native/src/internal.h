@@ -4,6 +4,8 @@
 ** The sources are layered, one folder a layer. A layer calls only the layers
 ** below it, never one above (kinds/ and events/ do not call each other):
 **
+**   codec/    decoders into pool slots and encoders that read frames in
+**             place, over FFmpeg opened with dlopen (codec/codec.h)
 **   session/  frame streams over a channel: buffers announced once, frames
 **             by id and metadata, releases back to the sender, and the one
 **             service thread that reads them (POSIX; windows.c refuses)

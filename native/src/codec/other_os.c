@@ -1,0 +1,81 @@
+/*
+** other_os.c: the codec API where there are no frame pools (not Linux): every
+** call says so, and nothing of FFmpeg is opened.
+*/
+#include "../internal.h"
+
+#if !defined(__linux__)
+static int unsupported(const char *verb) {
+  gpures__op op = {verb, 0};
+  return gpures__fail(op, GPURES_E_UNSUPPORTED_PLATFORM, "",
+                      "gpures's codecs decode into frame pools, which need Linux's memfds");
+}
+int gpures_codec_library(gpures_codec_info *out) { (void)out; return unsupported("open FFmpeg"); }
+int gpures_codec_find(const char *name, uint32_t flags) {
+  (void)name, (void)flags;
+  return unsupported("find codec");
+}
+int gpures_codec_stats_get(gpures_codec_stats *out) {
+  (void)out;
+  return unsupported("read codec stats");
+}
+int gpures_decoder_create(const gpures_decoder_desc *desc, gpures_decoder **out) {
+  (void)desc;
+  if (out) *out = NULL;
+  return unsupported("create a decoder");
+}
+int gpures_decoder_send(gpures_decoder *decoder, const gpures_packet *packet) {
+  (void)decoder, (void)packet;
+  return unsupported("send a packet to the decoder");
+}
+int gpures_decoder_receive(gpures_decoder *decoder, gpures_handle *out_frame) {
+  (void)decoder;
+  if (out_frame) *out_frame = 0;
+  return unsupported("receive a frame from the decoder");
+}
+int gpures_decoder_queue(gpures_decoder *decoder, const gpures_packet *packet) {
+  (void)decoder, (void)packet;
+  return unsupported("queue a packet for the decoder");
+}
+int gpures_decoder_run(gpures_decoder *decoder) {
+  (void)decoder;
+  return unsupported("decode queued packets");
+}
+int gpures_decoder_last_run(gpures_decoder *decoder) {
+  (void)decoder;
+  return unsupported("decode queued packets");
+}
+int gpures_decoder_destroy(gpures_decoder *decoder) { (void)decoder; return GPURES_OK; }
+int gpures_encoder_create(const gpures_encoder_desc *desc, gpures_encoder **out) {
+  (void)desc;
+  if (out) *out = NULL;
+  return unsupported("create an encoder");
+}
+int gpures_encoder_send(gpures_encoder *encoder, gpures_handle frame, uint32_t flags) {
+  (void)encoder, (void)frame, (void)flags;
+  return unsupported("send a frame to the encoder");
+}
+int gpures_encoder_queue(gpures_encoder *encoder, gpures_handle frame, uint32_t flags) {
+  (void)encoder, (void)frame, (void)flags;
+  return unsupported("queue a frame for the encoder");
+}
+int gpures_encoder_run(gpures_encoder *encoder) {
+  (void)encoder;
+  return unsupported("encode queued frames");
+}
+int gpures_encoder_last_run(gpures_encoder *encoder) {
+  (void)encoder;
+  return unsupported("encode queued frames");
+}
+int gpures_encoder_receive(gpures_encoder *encoder, gpures_packet *out) {
+  (void)encoder, (void)out;
+  return unsupported("receive a packet from the encoder");
+}
+int gpures_encoder_extradata(gpures_encoder *encoder, uint8_t *out, uint32_t capacity,
+                             uint32_t *out_size) {
+  (void)encoder, (void)out, (void)capacity;
+  if (out_size) *out_size = 0;
+  return unsupported("read the encoder's extradata");
+}
+int gpures_encoder_destroy(gpures_encoder *encoder) { (void)encoder; return GPURES_OK; }
+#endif
