@@ -12,7 +12,7 @@ import {
   FrameDecoder,
   FrameEncoder,
   FramePool,
-  GpuResourceError,
+  type GpuResourceError,
   isCodecSupported,
   UnsupportedError,
 } from "../mod.ts";
@@ -167,6 +167,24 @@ codecTest("a decoded frame re-encodes from its visible rectangle, in place", asy
   assert.equal(codecStats().copiedBytes, before.copiedBytes);
 });
 
+codecTest(
+  "calls made while a run goes on wait their turn, and close() waits for them",
+  async () => {
+    const packets = await encodeFrames(6);
+    const decoder = FrameDecoder.create({ codec: "h264", timebase: [1, 1000] });
+    const pending = packets.map((p) => decoder.decode(p)); // none awaited: they queue behind each other
+    const flushed = decoder.flush();
+    const closed = decoder.close();
+    const frames = [...(await Promise.all(pending)).flat(), ...await flushed];
+    await closed;
+    assert.equal(frames.length, 6);
+    frames.forEach((
+      f,
+      n,
+    ) => (assert.equal(f.meta?.sequence, n), assert.ok(holds(f, n)), f.release()));
+  },
+);
+
 codecTest("bad codec options are refused by name", async () => {
   assert.throws(
     () => FrameDecoder.create({ codec: "no-such-codec" }),
@@ -190,6 +208,6 @@ codecTest("bad codec options are refused by name", async () => {
   using pool = FramePool.create({ format: "NV12", width: W, height: H, slots: 1 });
   const encoder = FrameEncoder.create({ codec: "libx264", format: "YUV420P", width: W, height: H });
   using nv12 = pool.tryAcquire()!;
-  assert.throws(() => encoder.encode(nv12), (e: GpuResourceError) => e.field === "frame.fourcc");
+  await assert.rejects(encoder.encode(nv12), (e: GpuResourceError) => e.field === "frame.fourcc");
   await encoder.close();
 });

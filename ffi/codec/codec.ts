@@ -163,11 +163,11 @@ export class FrameDecoder implements Disposable {
     if (typeof packet.timestamp !== "bigint") {
       refuse("decode", "packet.timestamp", "is not a bigint");
     }
-    writePacket(new DataView(this.#packet.buffer), packet, packet.data);
-    check(
-      lib().gpures_decoder_queue(d, this.#packet),
-    ); /* copied: the packet is the caller's again */
-    return this.#run(false);
+    const copy = { ...packet, data: packet.data.slice() }; /* the caller's again at once */
+    return this.#run(d, false, () => {
+      writePacket(new DataView(this.#packet.buffer), copy, copy.data);
+      check(lib().gpures_decoder_queue(d, this.#packet)); /* copied into the decoder */
+    });
   }
 
   /**
@@ -185,29 +185,36 @@ export class FrameDecoder implements Disposable {
    * TimeoutError if it had none to give.
    */
   flush(): Promise<DmaBufHandle[]> {
-    check(lib().gpures_decoder_queue(this.#live("flush"), null));
-    return this.#run(true);
+    const d = this.#live("flush");
+    return this.#run(d, true, () => check(lib().gpures_decoder_queue(d, null)));
   }
 
-  #run(mustFinish: boolean): Promise<DmaBufHandle[]> {
+  /*
+   * One step after another: queue (on this thread, no run in flight: the C
+   * queue and run must not overlap), run (off the thread), take the frames.
+   * `d` is captured: close() clears the field while steps are still due.
+   */
+  #run(d: Deno.PointerValue, mustFinish: boolean, queue: () => void): Promise<DmaBufHandle[]> {
     const run = this.#running.then(async () => {
-      const status = await lib().gpures_decoder_run(this.#decoder);
-      const frames = [...this.#kept.splice(0), ...this.#take()];
+      queue();
+      const status = await lib().gpures_decoder_run(d);
+      const taken = this.#take(d);
+      const frames = [...this.#kept.splice(0), ...taken];
       this.#stalled = status === TIMED_OUT;
       if (status === 0 || (this.#stalled && (!mustFinish || frames.length))) return frames;
       /* The run's error is its thread's: made this thread's again, TimeoutError while slots stay held. */
       this.#kept = frames;
-      throw lastError(lib().gpures_decoder_last_run(this.#decoder));
+      throw lastError(lib().gpures_decoder_last_run(d));
     });
     this.#running = run.then(() => {}, () => {});
     return run;
   }
 
-  #take(): DmaBufHandle[] {
+  #take(d: Deno.PointerValue): DmaBufHandle[] {
     const frames: DmaBufHandle[] = [];
     const out = new BigUint64Array(1);
     for (;;) {
-      check(lib().gpures_decoder_receive(this.#decoder, out));
+      check(lib().gpures_decoder_receive(d, out));
       if (out[0] === 0n) return frames;
       frames.push(GpuResource.fromRaw(out[0], DmaBufHandle));
     }
@@ -268,6 +275,7 @@ export interface FrameEncoderOptions {
 export class FrameEncoder implements Disposable {
   #encoder: Deno.PointerValue;
   #running: Promise<void> = Promise.resolve();
+  #kept: EncodedPacket[] = [];
 
   private constructor(encoder: Deno.PointerValue) {
     this.#encoder = encoder;
@@ -323,14 +331,20 @@ export class FrameEncoder implements Disposable {
    */
   encode(frame: DmaBufHandle, options: { keyFrame?: boolean } = {}): Promise<EncodedPacket[]> {
     const e = this.#live("encode");
-    check(lib().gpures_encoder_queue(e, frame.unsafeHandle, options.keyFrame ? PACKET_KEY : 0));
-    return this.#run();
+    const held = frame.clone(); /* the caller may release theirs at once */
+    return this.#run(e, () => {
+      try {
+        check(lib().gpures_encoder_queue(e, held.unsafeHandle, options.keyFrame ? PACKET_KEY : 0));
+      } finally {
+        held.release(); /* the encoder took its own reference */
+      }
+    });
   }
 
   /** Encodes what is queued and drains the encoder: every packet still inside. It takes no frame after. */
   flush(): Promise<EncodedPacket[]> {
-    check(lib().gpures_encoder_queue(this.#live("flush"), 0n, 0));
-    return this.#run();
+    const e = this.#live("flush");
+    return this.#run(e, () => check(lib().gpures_encoder_queue(e, 0n, 0)));
   }
 
   /** The stream's configuration (with `globalHeader`): WebCodecs' `decoderConfig.description`. */
@@ -345,24 +359,27 @@ export class FrameEncoder implements Disposable {
     return bytes;
   }
 
-  #run(): Promise<EncodedPacket[]> {
+  /* As FrameDecoder's: queue, run, take, one after another, `e` captured. */
+  #run(e: Deno.PointerValue, queue: () => void): Promise<EncodedPacket[]> {
     const run = this.#running.then(async () => {
-      const status = await lib().gpures_encoder_run(this.#encoder);
-      const packets = this.#take();
-      if (status !== 0) throw lastError(lib().gpures_encoder_last_run(this.#encoder));
-      return packets;
+      queue();
+      const status = await lib().gpures_encoder_run(e);
+      const packets = [...this.#kept.splice(0), ...this.#take(e)];
+      if (status === 0) return packets;
+      this.#kept = packets; /* no packet lost to the error: the next call gives them */
+      throw lastError(lib().gpures_encoder_last_run(e));
     });
     this.#running = run.then(() => {}, () => {});
     return run;
   }
 
-  #take(): EncodedPacket[] {
+  #take(e: Deno.PointerValue): EncodedPacket[] {
     const packets: EncodedPacket[] = [];
     const p = new Uint8Array(PACKET_SIZE);
     const view = new DataView(p.buffer);
     for (;;) {
       view.setUint32(0, PACKET_SIZE, true);
-      check(lib().gpures_encoder_receive(this.#encoder, p));
+      check(lib().gpures_encoder_receive(e, p));
       const size = Number(view.getBigUint64(16, true));
       if (size === 0) return packets;
       const at = Deno.UnsafePointer.create(view.getBigUint64(8, true))!;

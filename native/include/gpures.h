@@ -1879,7 +1879,8 @@ GPURES_API int gpures_decoder_receive(gpures_decoder *decoder, gpures_handle *ou
 ** decoder, cheaply; gpures_decoder_run(), on any one thread at a time, decodes
 ** every packet queued and keeps the frames for gpures_decoder_receive(),
 ** touching no memory of the caller's; so a host whose memory may go while a
-** run goes on (an isolate that ends) leaves nothing to be written into. A run
+** run goes on (an isolate that ends) leaves nothing to be written into. Queue
+** and receive must not be called while a run goes on (one step at a time). A run
 ** that finds every slot held stops with TIMED_OUT naming "slots", keeping the
 ** rest queued for the next run.
 */

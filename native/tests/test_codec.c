@@ -14,6 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+
 #include "check.h"
 
 #define W 200u /* not a multiple of 16: the coded frame is larger, and cropped */
@@ -336,6 +339,43 @@ static void an_encoder_refuses_frames_it_cannot_read_in_place(void) {
   CHECK_OK(gpures_encoder_destroy(e));
 }
 
+/* A DmaBufHandle of YU12 over a fresh sealed memfd of `size` bytes, as a peer could send it. */
+static gpures_handle peer_frame(uint64_t size, uint64_t modifier, uint32_t planes, uint32_t stride,
+                                uint32_t height) {
+  int fd = memfd_create("peer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(fd >= 0 && ftruncate(fd, (off_t)size) == 0);
+  CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  gpures_dma_buf_handle_desc d = {.struct_size = sizeof d, .num_fds = 1, .fds = {fd, -1, -1, -1},
+                                  .fourcc = 0x32315559 /* YU12 */, .modifier = modifier,
+                                  .width = W, .height = height, .num_planes = planes};
+  /* Planes one after another when rows are few: row 0 of each past the last row of the one before. */
+  for (uint32_t p = 0; p < planes; p++)
+    d.planes[p] = (gpures_dma_buf_plane){0, p ? (uint32_t)(stride * (uint64_t)(height - 1)) + 256 * p : 0, stride};
+  gpures_handle h = 0;
+  gpures_create_options o = {.struct_size = sizeof o, .flags = GPURES_CREATE_TAKE_OWNERSHIP};
+  CHECK_OK(gpures_create(GPURES_KIND_DMA_BUF_HANDLE, &d, &o, &h));
+  return h;
+}
+
+/* A peer's descriptor is believed only as far as the memory behind it holds. */
+static void an_encoder_refuses_a_peers_frame_that_its_memory_does_not_back(void) {
+  gpures_encoder_desc ed = {.struct_size = sizeof ed, .codec = "libx264", .options = "preset=ultrafast",
+                            .format = GPURES_PF_YUV420P, .width = W, .height = H};
+  gpures_encoder *e = NULL;
+  CHECK_OK(gpures_encoder_create(&ed, &e));
+  gpures_handle tiled = peer_frame(1 << 20, 0x0100000000000001ull, 1, 256, H);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "frame.numPlanes", gpures_encoder_send(e, tiled, 0));
+  CHECK_OK(gpures_release(tiled));
+  /* A stride that reads as negative in an int: libavcodec would read before the mapping. */
+  CHECK_OK(gpures_encoder_destroy(e));
+  ed.height = 2;
+  CHECK_OK(gpures_encoder_create(&ed, &e));
+  gpures_handle wide = peer_frame((2ull << 30) + (1 << 20), 0, 3, 0x80000000u, 2);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "frame.planes[].stride", gpures_encoder_send(e, wide, 0));
+  CHECK_OK(gpures_release(wide));
+  CHECK_OK(gpures_encoder_destroy(e));
+}
+
 static void bad_descriptors_and_packets_are_refused_by_name(void) {
   gpures_decoder *dec = NULL;
   gpures_decoder_desc d = {.struct_size = sizeof d, .codec = "h264"};
@@ -395,6 +435,47 @@ static void bad_descriptors_and_packets_are_refused_by_name(void) {
   CHECK(e == NULL);
 }
 
+/* A stream with bytes flipped (a lossy link, a hostile peer): no crash, no slot kept, no frame that lies. */
+static void a_corrupted_stream_decodes_without_harm(void) {
+  encoded enc = encode_frames();
+  uint32_t seed = 12345;
+  for (int round = 0; round < 20; round++) {
+    gpures_decoder *dec = h264_decoder(0);
+    for (int i = 0; i <= enc.count; i++) {
+      if (i < enc.count) {
+        uint8_t *copy = malloc(enc.packets[i].size);
+        memcpy(copy, enc.packets[i].data, enc.packets[i].size);
+        for (int flips = 0; flips < 1 + round; flips++) {
+          seed = seed * 1103515245u + 12345u;
+          copy[(seed >> 8) % enc.packets[i].size] ^= (uint8_t)(1u << (seed & 7));
+        }
+        gpures_packet p = enc.packets[i];
+        p.data = copy;
+        int status = gpures_decoder_send(dec, &p);
+        CHECK(status == GPURES_OK || (status == GPURES_E_INVALID_VALUE &&
+                                      strcmp(gpures_last_error_field(), "packet") == 0));
+        free(copy);
+      } else {
+        CHECK_OK(gpures_decoder_send(dec, NULL));
+      }
+      for (;;) {
+        gpures_handle frame = 0;
+        int status = gpures_decoder_receive(dec, &frame);
+        CHECK(status == GPURES_OK || status == GPURES_E_INVALID_VALUE);
+        if (status != GPURES_OK || !frame) break;
+        gpures_frame_meta m = {.struct_size = sizeof m};
+        gpures_dma_buf_handle_desc d = {.struct_size = sizeof d};
+        CHECK_OK(gpures_meta_get(frame, &m));
+        CHECK_OK(gpures_describe(frame, &d, sizeof d));
+        CHECK(m.visible.x + m.visible.width <= d.width && m.visible.y + m.visible.height <= d.height);
+        CHECK_OK(gpures_release(frame));
+      }
+    }
+    CHECK_OK(gpures_decoder_destroy(dec));
+  }
+  free_encoded(&enc);
+}
+
 static void an_encoder_with_a_global_header_gives_its_extradata(void) {
   gpures_encoder *e = lossless_encoder(GPURES_ENCODER_GLOBAL_HEADER);
   uint32_t size = 0;
@@ -443,7 +524,9 @@ int main(void) {
   RUN(queued_work_runs_later_and_a_run_short_of_slots_keeps_the_rest_queued);
   RUN(an_encoder_holds_a_frame_until_libavcodec_lets_it_go);
   RUN(an_encoder_refuses_frames_it_cannot_read_in_place);
+  RUN(an_encoder_refuses_a_peers_frame_that_its_memory_does_not_back);
   RUN(bad_descriptors_and_packets_are_refused_by_name);
+  RUN(a_corrupted_stream_decodes_without_harm);
   RUN(an_encoder_with_a_global_header_gives_its_extradata);
   return check_finish("test_codec");
 }

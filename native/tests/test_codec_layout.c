@@ -45,6 +45,12 @@ typedef void avcodec_parameters_free_t(void **);
 typedef void *av_malloc_t(size_t);
 typedef int avcodec_default_get_buffer2_t(void *, void *, int);
 
+/*
+** How far into an AVFrame the searches look: past every field gpures reads
+** (the farthest ends at 416) and inside the smallest AVFrame (472 bytes, 59).
+*/
+#define FRAME_SPAN 440
+
 /* Offsets in [0, span) where the 8-byte value v sits. */
 static int find64(const uint8_t *p, int span, int64_t v, int *all, int max) {
   int n = 0;
@@ -84,11 +90,11 @@ static void a_decoded_frame_has_each_value_where_the_layout_says(void) {
   uint8_t *f = SYM(av_frame_alloc)();
   CHECK(SYM(avcodec_receive_frame)(ctx, f) == 0);
   CHECK(*(int *)(f + 104) == 64 && *(int *)(f + 108) == 48 && *(int *)(f + 116) == 0);
-  int at[4], n = find64(f, 1024, pts, at, 4);
+  int at[4], n = find64(f, FRAME_SPAN, pts, at, 4);
   /* pts, then best_effort_timestamp: both pts here; pts comes first in every major. */
   CHECK(n == 2 && at[0] == gpures__test_codec_offset("frame.pts"));
   CHECK(n == 2 && at[1] == gpures__test_codec_offset("frame.best_effort_timestamp"));
-  n = find64(f, 1024, duration, at, 4);
+  n = find64(f, FRAME_SPAN, duration, at, 4);
   CHECK(n == 1 && at[0] == gpures__test_codec_offset("frame.duration"));
   int colour = gpures__test_codec_offset("frame.color_range");
   const int *c = (const int *)(f + colour);
@@ -101,7 +107,7 @@ static void a_decoded_frame_has_each_value_where_the_layout_says(void) {
   uint8_t *data0 = *(uint8_t **)f;
   CHECK(readable(buf0 + 8) && *(uint8_t **)(buf0 + 8) == data0);
   int buf_hits = 0;
-  for (int o = 120; o + 8 <= 1024; o += 8) {
+  for (int o = 120; o + 8 <= FRAME_SPAN; o += 8) {
     uint8_t *p = *(uint8_t **)(f + o);
     if (o != 136 && readable(p + 8) && *(uint8_t **)(p + 8) == data0) buf_hits++;
   }

@@ -33,7 +33,8 @@ typedef struct lent_slot {
   gpures_handle frame;
   gpures__mapped map;
   uint32_t format;           /* the frame's, for the visible rectangle */
-  gpures_plane_layout plane0;
+  gpures_plane_layout planes[4]; /* its pool's layout: the decoder's may change meanwhile */
+  uint32_t num_planes;
 } lent_slot;
 
 struct gpures_decoder {
@@ -115,7 +116,8 @@ static int lend_slot(gpures__op op, gpures_decoder *d, lent_slot **out) {
   s->decoder = d;
   s->frame = frame;
   s->format = d->format;
-  s->plane0 = d->planes[0];
+  memcpy(s->planes, d->planes, sizeof s->planes);
+  s->num_planes = d->num_planes;
   if ((status = gpures__map_cache_get(op, &d->maps, frame, &s->map)) != GPURES_OK) {
     gpures__free(s);
     (void)gpures_release(frame);
@@ -155,12 +157,12 @@ static lent_slot *lent_of(gpures_decoder *d, const uint8_t *data) {
   return found;
 }
 
-static void point_planes(const gpures_decoder *d, AVFrame *f, uint8_t *base) {
+static void point_planes(const lent_slot *s, AVFrame *f) {
   uint8_t **data = &GPURES__AT(f, GPURES__AV_FRAME_DATA, uint8_t *);
   int *linesize = &GPURES__AT(f, GPURES__AV_FRAME_LINESIZE, int);
   for (uint32_t i = 0; i < 8; i++) {
-    data[i] = i < d->num_planes ? base + d->planes[i].offset : NULL;
-    linesize[i] = i < d->num_planes ? (int)d->planes[i].stride : 0;
+    data[i] = i < s->num_planes ? s->map.ptr + s->planes[i].offset : NULL;
+    linesize[i] = i < s->num_planes ? (int)s->planes[i].stride : 0;
   }
   GPURES__AT(f, 96, uint8_t **) = data; /* extended_data: data, for video */
 }
@@ -211,7 +213,7 @@ static int get_buffer(AVCodecContext *ctx, AVFrame *f, int flags) {
     if (s) slot_returned(s, NULL);
     return -12; /* AVERROR(ENOMEM) */
   }
-  point_planes(d, f, s->map.ptr);
+  point_planes(s, f);
   memset(&GPURES__AT(f, l->frame_buf, AVBufferRef *), 0, 8 * sizeof(AVBufferRef *));
   GPURES__AT(f, l->frame_buf, AVBufferRef *) = buf;
   return 0;
@@ -260,13 +262,13 @@ static int copy_out(gpures__op op, gpures_decoder *d, AVFrame *f, uint32_t forma
 /* Where a cropped frame starts in its slot's plane 0. */
 static gpures_rect visible_in(const lent_slot *s, const uint8_t *data0, uint32_t width,
                               uint32_t height) {
-  uint64_t at = (uint64_t)(data0 - (s->map.ptr + s->plane0.offset));
+  uint64_t at = (uint64_t)(data0 - (s->map.ptr + s->planes[0].offset));
   const gpures_pixel_format_info *info = gpures_pixel_format_info_of(s->format);
   uint32_t block = info->planes[0].block_width ? info->planes[0].block_width : 1;
   uint64_t block_bytes = 0;
   (void)gpures_pixel_format_row_bytes(s->format, 0, block, &block_bytes);
-  gpures_rect r = {0, (uint32_t)(at / s->plane0.stride), width, height};
-  if (block_bytes) r.x = (uint32_t)((at % s->plane0.stride) / block_bytes * block);
+  gpures_rect r = {0, (uint32_t)(at / s->planes[0].stride), width, height};
+  if (block_bytes) r.x = (uint32_t)((at % s->planes[0].stride) / block_bytes * block);
   return r;
 }
 

@@ -108,6 +108,10 @@ static int check_frame(gpures__op op, const gpures_encoder *e, gpures_handle fra
                         "the frame's fourcc is 0x%08x; the encoder takes %s (0x%08x)", d->fourcc,
                         gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, e->format->id),
                         e->format->drm_fourcc);
+  if (d->num_planes != e->format->num_planes || d->modifier != 0)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame.numPlanes",
+                        "the frame has %u planes and modifier 0x%llx; the encoder reads %u, linear",
+                        d->num_planes, (unsigned long long)d->modifier, e->format->num_planes);
   for (uint32_t p = 0; p < d->num_planes; p++)
     if (d->planes[p].object_index != 0)
       return gpures__fail(op, GPURES_E_UNSUPPORTED, "frame.planes[].objectIndex",
@@ -125,7 +129,7 @@ static int check_bounds(gpures__op op, const gpures_encoder *e, const gpures_dma
     (void)gpures_pixel_format_plane_extent(e->format->id, p, d->width, d->height, &cols, &rows);
     (void)gpures_pixel_format_row_bytes(e->format->id, p, d->width, &row_bytes);
     uint64_t end = d->planes[p].offset + (uint64_t)d->planes[p].stride * (rows - 1) + row_bytes;
-    if (d->planes[p].stride < row_bytes || end > size)
+    if (d->planes[p].stride < row_bytes || d->planes[p].stride > INT32_MAX || end > size)
       return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame.planes[].stride",
                           "plane %u (offset %u, stride %u, %u rows of %llu bytes) does not fit the "
                           "frame's %llu bytes",
@@ -287,8 +291,10 @@ int gpures_encoder_run(gpures_encoder *e) {
     (void)gpures_release(q.frame);
     if (status == GPURES_OK) status = take_packets(op, e);
   }
-  for (uint32_t i = done; status != GPURES_OK && i < e->num_queued; i++)
+  for (uint32_t i = done; status != GPURES_OK && i < e->num_queued; i++) {
     (void)gpures_release(e->queued[i].frame); /* after a failure the rest is not encoded: told */
+    if (!e->queued[i].frame) e->drain_queued = false; /* the drain did not happen: ask again */
+  }
   e->num_queued = 0;
   gpures__run_outcome_keep(&e->last_run, status);
   return status;
