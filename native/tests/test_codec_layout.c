@@ -62,8 +62,11 @@ static int find64(const uint8_t *p, int span, int64_t v, int *all, int max) {
   return n;
 }
 
-static bool readable(const void *p) {
-  return (uintptr_t)p > 0x10000 && write(pipe_fds[1], p, 8) == 8 && read(pipe_fds[0], (char[8]){0}, 8) == 8;
+/* Whether the 8 bytes at address + 8 can be read: the second member of what address points to. */
+static bool readable_after(uintptr_t address) {
+  if (address < 0x10000 || address >= (1ull << 47)) return false;
+  const void *p = (const void *)(address + 8);
+  return write(pipe_fds[1], p, 8) == 8 && read(pipe_fds[0], (char[8]){0}, 8) == 8;
 }
 
 static void *raw_decoder(void) {
@@ -105,11 +108,11 @@ static void a_decoded_frame_has_each_value_where_the_layout_says(void) {
   /* buf[0] is an AVBufferRef whose data (its second member) is data[0]. */
   uint8_t *buf0 = *(uint8_t **)(f + gpures__test_codec_offset("frame.buf"));
   uint8_t *data0 = *(uint8_t **)f;
-  CHECK(readable(buf0 + 8) && *(uint8_t **)(buf0 + 8) == data0);
+  CHECK(readable_after((uintptr_t)buf0) && *(uint8_t **)(buf0 + 8) == data0);
   int buf_hits = 0;
   for (int o = 120; o + 8 <= FRAME_SPAN; o += 8) {
     uint8_t *p = *(uint8_t **)(f + o);
-    if (o != 136 && readable(p + 8) && *(uint8_t **)(p + 8) == data0) buf_hits++;
+    if (o != 136 && readable_after((uintptr_t)p) && *(uint8_t **)(p + 8) == data0) buf_hits++;
   }
   CHECK(buf_hits == 1);
   SYM(av_frame_free)((void **)&f);

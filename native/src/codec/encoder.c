@@ -139,11 +139,14 @@ static int check_bounds(gpures__op op, const gpures_encoder *e, const gpures_dma
   return GPURES_OK;
 }
 
-/* a * (b / c), rounded to nearest, in 128 bits. */
+/*
+** a * (b / c), rounded to nearest, in double precision: exact while the result
+** stays below 2^53 (a 285-year stream in microseconds), clamped beyond.
+*/
 static int64_t rescale(int64_t a, int64_t b, int64_t c) {
-  __int128 n = (__int128)a * b;
-  __int128 r = n >= 0 ? (n + c / 2) / c : (n - c / 2) / c;
-  return r > INT64_MAX ? INT64_MAX : r < -INT64_MAX ? -INT64_MAX : (int64_t)r;
+  double r = (double)a * (double)b / (double)c;
+  r = r >= 0 ? r + 0.5 : r - 0.5;
+  return r >= 9.2e18 ? INT64_MAX : r <= -9.2e18 ? -INT64_MAX : (int64_t)r;
 }
 
 /* The frame's pts in the encoder's timebase: its timing, else its sequence, else a count. */
