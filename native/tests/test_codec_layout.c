@@ -109,11 +109,9 @@ static void a_decoded_frame_has_each_value_where_the_layout_says(void) {
   uint8_t *buf0 = *(uint8_t **)(f + gpures__test_codec_offset("frame.buf"));
   uint8_t *data0 = *(uint8_t **)f;
   CHECK(readable_after((uintptr_t)buf0) && *(uint8_t **)(buf0 + 8) == data0);
+  /* And no other field holds that reference (unknown pointers are compared, never read through). */
   int buf_hits = 0;
-  for (int o = 120; o + 8 <= FRAME_SPAN; o += 8) {
-    uint8_t *p = *(uint8_t **)(f + o);
-    if (o != 136 && readable_after((uintptr_t)p) && *(uint8_t **)(p + 8) == data0) buf_hits++;
-  }
+  for (int o = 120; o + 8 <= FRAME_SPAN; o += 8) buf_hits += *(uint8_t **)(f + o) == buf0;
   CHECK(buf_hits == 1);
   SYM(av_frame_free)((void **)&f);
   SYM(av_packet_free)((void **)&pkt);
