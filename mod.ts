@@ -54,6 +54,7 @@ export {
   type CodecStats,
   codecStats,
   type EncodedPacket,
+  type EncodeOptions,
   FrameDecoder,
   type FrameDecoderOptions,
   FrameEncoder,
@@ -144,3 +145,39 @@ export {
   WrongKindError,
 } from "./ffi/errors.ts";
 export type * from "./ffi/gen/types.ts";
+export { CodecMachine, type CodecState } from "./ffi/webcodecs/codec_machine.ts";
+export {
+  type VideoColorPrimaries,
+  VideoColorSpace,
+  type VideoColorSpaceInit,
+  type VideoMatrixCoefficients,
+  type VideoTransferCharacteristics,
+} from "./ffi/webcodecs/color_space.ts";
+export {
+  EncodedVideoChunk,
+  type EncodedVideoChunkInit,
+  type EncodedVideoChunkType,
+} from "./ffi/webcodecs/encoded_chunk.ts";
+export {
+  type PlaneLayout as VideoFramePlaneLayout,
+  VideoFrame,
+  type VideoFrameBufferInit,
+  type VideoFrameCopyToOptions,
+  type VideoFrameInit,
+  type VideoFrameRect,
+  type VideoPixelFormat,
+} from "./ffi/webcodecs/video_frame.ts";
+export {
+  VideoDecoder,
+  type VideoDecoderConfig,
+  type VideoDecoderInit,
+  type VideoDecoderSupport,
+} from "./ffi/webcodecs/video_decoder.ts";
+export {
+  type EncodedVideoChunkMetadata,
+  VideoEncoder,
+  type VideoEncoderConfig,
+  type VideoEncoderEncodeOptions,
+  type VideoEncoderInit,
+  type VideoEncoderSupport,
+} from "./ffi/webcodecs/video_encoder.ts";

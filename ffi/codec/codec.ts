@@ -45,18 +45,32 @@ export interface CodecStats {
   decoded: bigint;
   /** Frames into every encoder. */
   encoded: bigint;
-  /** Frames gpures copied on their way (a decoder that allocates its own frames). */
+  /** Frames gpures copied on their way (a decoder that allocates its own frames, a frame converted for an encoder). */
   copiedFrames: bigint;
   /** Their bytes. */
   copiedBytes: bigint;
 }
 
-/** The counters of every decoder and encoder of the process. */
+/** Frames this isolate converted for an encoder that does not take their format (VideoEncoder). */
+const converted = { frames: 0n, bytes: 0n };
+
+/** Counts a frame gpures copied in JavaScript on its way to an encoder. @ignore */
+export function countCopy(bytes: number): void {
+  converted.frames++;
+  converted.bytes += BigInt(bytes);
+}
+
+/** The counters of every decoder and encoder of the process (copies: the process's, plus this isolate's conversions). */
 export function codecStats(): CodecStats {
   const out = new BigUint64Array(5);
   new Uint32Array(out.buffer)[0] = out.byteLength;
   check(lib().gpures_codec_stats_get(out));
-  return { decoded: out[1], encoded: out[2], copiedFrames: out[3], copiedBytes: out[4] };
+  return {
+    decoded: out[1],
+    encoded: out[2],
+    copiedFrames: out[3] + converted.frames,
+    copiedBytes: out[4] + converted.bytes,
+  };
 }
 
 /** Whether the FFmpeg gpures opens has a video decoder (or encoder) of that libavcodec name. */
@@ -171,6 +185,15 @@ export class FrameDecoder implements Disposable {
   }
 
   /**
+   * Decodes what is queued, taking nothing new: after a stall, once frames
+   * were released. Resolves with the frames that came out.
+   */
+  resume(): Promise<DmaBufHandle[]> {
+    const d = this.#live("resume");
+    return this.#run(d, false, () => {});
+  }
+
+  /**
    * Whether the last call stopped because every slot was held: packets wait
    * queued until frames are released, and the next decode() or flush() goes on.
    */
@@ -271,6 +294,14 @@ export interface FrameEncoderOptions {
   globalHeader?: boolean;
 }
 
+/** {@link FrameEncoder.encode}'s options. */
+export interface EncodeOptions {
+  /** Make it a key frame. */
+  keyFrame?: boolean;
+  /** Its pts in the encoder's timebase, instead of its metadata's timing. */
+  timestamp?: bigint;
+}
+
 /** Frames in, packets out: a frame's memory is read where it lies, and the frame held until read. */
 export class FrameEncoder implements Disposable {
   #encoder: Deno.PointerValue;
@@ -326,15 +357,24 @@ export class FrameEncoder implements Disposable {
 
   /**
    * Encodes one frame (a DmaBufHandle of the encoder's format and size; its
-   * timestamp from its metadata); resolves with the packets that came out.
+   * timestamp from `options` or else its metadata); resolves with the packets that came out.
    * The encoder holds its own reference: release yours when you like.
    */
-  encode(frame: DmaBufHandle, options: { keyFrame?: boolean } = {}): Promise<EncodedPacket[]> {
+  encode(frame: DmaBufHandle, options: EncodeOptions = {}): Promise<EncodedPacket[]> {
     const e = this.#live("encode");
+    const pts = options.timestamp;
+    if (pts !== undefined && typeof pts !== "bigint") {
+      refuse("encode", "timestamp", "is not a bigint");
+    }
     const held = frame.clone(); /* the caller may release theirs at once */
     return this.#run(e, () => {
+      const flags = options.keyFrame ? PACKET_KEY : 0;
       try {
-        check(lib().gpures_encoder_queue(e, held.unsafeHandle, options.keyFrame ? PACKET_KEY : 0));
+        check(
+          pts === undefined
+            ? lib().gpures_encoder_queue(e, held.unsafeHandle, flags)
+            : lib().gpures_encoder_queue_at(e, held.unsafeHandle, flags, pts),
+        );
       } finally {
         held.release(); /* the encoder took its own reference */
       }

@@ -125,6 +125,7 @@ export const symbols = {
   gpures_encoder_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_encoder_create(const gpures_encoder_desc *desc, gpures_encoder **out)
   gpures_encoder_send: { parameters: ["pointer", "u64", "u32"], result: "i32" }, // int gpures_encoder_send(gpures_encoder *encoder, gpures_handle frame, uint32_t flags)
   gpures_encoder_queue: { parameters: ["pointer", "u64", "u32"], result: "i32" }, // int gpures_encoder_queue(gpures_encoder *encoder, gpures_handle frame, uint32_t flags)
+  gpures_encoder_queue_at: { parameters: ["pointer", "u64", "u32", "i64"], result: "i32" }, // int gpures_encoder_queue_at(gpures_encoder *encoder, gpures_handle frame, uint32_t flags, int64_t pts)
   gpures_encoder_run: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_encoder_run(gpures_encoder *encoder)
   gpures_encoder_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_encoder_last_run(gpures_encoder *encoder)
   gpures_encoder_receive: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_encoder_receive(gpures_encoder *encoder, gpures_packet *out)

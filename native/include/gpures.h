@@ -1930,6 +1930,13 @@ GPURES_API int gpures_encoder_send(gpures_encoder *encoder, gpures_handle frame,
 ** A frame a run could not encode is released, and the run says why.
 */
 GPURES_API int gpures_encoder_queue(gpures_encoder *encoder, gpures_handle frame, uint32_t flags);
+/*
+** As gpures_encoder_queue(), with the frame's pts given (in the encoder's
+** timebase) instead of read from its metadata: for frames that share one
+** handle and not one timestamp (a host's frame objects over one slot).
+*/
+GPURES_API int gpures_encoder_queue_at(gpures_encoder *encoder, gpures_handle frame, uint32_t flags,
+                                       int64_t pts);
 GPURES_API int gpures_encoder_run(gpures_encoder *encoder);
 GPURES_API int gpures_encoder_last_run(gpures_encoder *encoder);
 /*

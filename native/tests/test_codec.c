@@ -299,6 +299,29 @@ static void queued_work_runs_later_and_a_run_short_of_slots_keeps_the_rest_queue
   CHECK_OK(gpures_decoder_destroy(dec));
 }
 
+/* One slot, one handle, three timestamps: the pts given wins over the frame's metadata. */
+static void a_frame_queued_at_a_pts_is_encoded_at_that_pts(void) {
+  gpures_pool *pool = yuv_pool(2);
+  gpures_encoder *e = lossless_encoder(0);
+  gpures_handle frame = 0;
+  CHECK_OK(gpures_pool_acquire(pool, 1000, 0, NULL, &frame));
+  fill(frame, 0); /* its metadata says pts 0 */
+  const int64_t at[3] = {7000, 7040, 7080};
+  for (int i = 0; i < 3; i++) CHECK_OK(gpures_encoder_queue_at(e, frame, 0, at[i]));
+  CHECK_FAILS(GPURES_E_NULL_POINTER, "frame", gpures_encoder_queue_at(e, 0, 0, 5));
+  CHECK_OK(gpures_encoder_queue(e, 0, 0));
+  CHECK_OK(gpures_encoder_run(e));
+  encoded enc = {0};
+  take_packets(e, &enc);
+  CHECK(enc.count == 3);
+  for (int i = 0; i < enc.count && i < 3; i++) CHECK(enc.packets[i].pts == at[i]);
+  free_encoded(&enc);
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_encoder_destroy(e));
+  CHECK(stats_of(pool).in_use == 0);
+  CHECK_OK(gpures_pool_close(pool));
+}
+
 static void an_encoder_holds_a_frame_until_libavcodec_lets_it_go(void) {
   gpures_pool *pool = yuv_pool(8);
   gpures_encoder_desc d = {.struct_size = sizeof d, .codec = "libx264", .options = "preset=medium",
@@ -522,6 +545,7 @@ int main(void) {
   RUN(frames_encoded_losslessly_decode_to_the_same_bytes_in_pool_slots);
   RUN(a_decoder_whose_slots_are_all_held_refuses_a_packet_without_taking_it);
   RUN(queued_work_runs_later_and_a_run_short_of_slots_keeps_the_rest_queued);
+  RUN(a_frame_queued_at_a_pts_is_encoded_at_that_pts);
   RUN(an_encoder_holds_a_frame_until_libavcodec_lets_it_go);
   RUN(an_encoder_refuses_frames_it_cannot_read_in_place);
   RUN(an_encoder_refuses_a_peers_frame_that_its_memory_does_not_back);

@@ -27,7 +27,7 @@ struct gpures_encoder {
   int64_t sent;
   bool draining, drain_queued;
   gpures__map_cache maps;
-  struct queued_frame { gpures_handle frame; uint32_t flags; } *queued; /* for run; frame 0: drain */
+  struct queued_frame { gpures_handle frame; uint32_t flags; bool timed; int64_t pts; } *queued; /* for run; frame 0: drain */
   uint32_t num_queued, queued_capacity;
   AVPacket **out;       /* packets run took, for receive */
   uint32_t num_out, out_capacity;
@@ -165,7 +165,7 @@ static int64_t pts_of(const gpures_encoder *e, gpures_handle frame) {
 
 /* The AVFrame over the frame's memory, holding a reference of the frame. */
 static int wrap_frame(gpures__op op, gpures_encoder *e, gpures_handle frame,
-                      const gpures_dma_buf_handle_desc *d, uint32_t flags) {
+                      const gpures_dma_buf_handle_desc *d, uint32_t flags, int64_t pts) {
   held_frame *h = gpures__alloc(sizeof *h);
   if (!h) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a held frame");
   memset(h, 0, sizeof *h);
@@ -196,22 +196,22 @@ static int wrap_frame(gpures__op op, gpures_encoder *e, gpures_handle frame,
   GPURES__AT(f, GPURES__AV_FRAME_WIDTH, int) = (int)e->width;
   GPURES__AT(f, GPURES__AV_FRAME_HEIGHT, int) = (int)e->height;
   GPURES__AT(f, GPURES__AV_FRAME_FORMAT, int) = e->pix_fmt;
-  GPURES__AT(f, e->l->frame_pts, int64_t) = pts_of(e, frame);
+  GPURES__AT(f, e->l->frame_pts, int64_t) = pts;
   GPURES__AT(f, e->l->frame_pict_type, int) = flags & GPURES_PACKET_KEY ? GPURES__AV_PICTURE_TYPE_I : 0;
   GPURES__AT(f, e->l->frame_buf, AVBufferRef *) = buf;
   return GPURES_OK;
 }
 
-/* Gives libavcodec one frame (0: the drain), checked already. */
+/* Gives libavcodec one frame (0: the drain), checked already; `pts` NULL: the frame's own. */
 static int send_one(gpures__op op, gpures_encoder *e, gpures_handle frame, uint32_t flags,
-                    const gpures_dma_buf_handle_desc *d) {
+                    const gpures_dma_buf_handle_desc *d, const int64_t *pts) {
   if (!frame) {
     int r = e->av->send_frame(e->ctx, NULL);
     e->draining = true;
     return r < 0 && r != GPURES__AVERROR_EOF ? gpures__av_fail(op, "", "avcodec_send_frame", r)
                                              : GPURES_OK;
   }
-  int status = wrap_frame(op, e, frame, d, flags);
+  int status = wrap_frame(op, e, frame, d, flags, pts ? *pts : pts_of(e, frame));
   if (status != GPURES_OK) return status;
   int r = e->av->send_frame(e->ctx, e->frame); /* takes its own reference of the buffer */
   e->av->frame_unref(e->frame);
@@ -241,11 +241,11 @@ int gpures_encoder_send(gpures_encoder *e, gpures_handle frame, uint32_t flags) 
   if (!e) return gpures__fail(op, GPURES_E_NULL_POINTER, "encoder", "encoder is null");
   gpures_dma_buf_handle_desc d;
   int status = check_send(op, e, frame, flags, &d);
-  return status == GPURES_OK ? send_one(op, e, frame, flags, &d) : status;
+  return status == GPURES_OK ? send_one(op, e, frame, flags, &d, NULL) : status;
 }
 
-int gpures_encoder_queue(gpures_encoder *e, gpures_handle frame, uint32_t flags) {
-  gpures__op op = encoder_op("queue a frame for the encoder");
+static int queue_frame(gpures__op op, gpures_encoder *e, gpures_handle frame, uint32_t flags,
+                       bool timed, int64_t pts) {
   if (!e) return gpures__fail(op, GPURES_E_NULL_POINTER, "encoder", "encoder is null");
   gpures_dma_buf_handle_desc d;
   int status = check_send(op, e, frame, flags, &d);
@@ -254,9 +254,19 @@ int gpures_encoder_queue(gpures_encoder *e, gpures_handle frame, uint32_t flags)
                     1u << 16))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no room to queue another frame");
   if (frame && gpures_clone(frame) != GPURES_OK) return gpures__refail(op, GPURES_E_STALE);
-  e->queued[e->num_queued++] = (struct queued_frame){frame, flags};
+  e->queued[e->num_queued++] = (struct queued_frame){frame, flags, timed, pts};
   e->drain_queued = !frame;
   return GPURES_OK;
+}
+
+int gpures_encoder_queue(gpures_encoder *e, gpures_handle frame, uint32_t flags) {
+  return queue_frame(encoder_op("queue a frame for the encoder"), e, frame, flags, false, 0);
+}
+
+int gpures_encoder_queue_at(gpures_encoder *e, gpures_handle frame, uint32_t flags, int64_t pts) {
+  gpures__op op = encoder_op("queue a frame for the encoder");
+  if (!frame) return gpures__fail(op, GPURES_E_NULL_POINTER, "frame", "frame is 0; a drain has no pts");
+  return queue_frame(op, e, frame, flags, true, pts);
 }
 
 /* Moves every packet libavcodec has ready to e->out. */
@@ -287,9 +297,10 @@ int gpures_encoder_run(gpures_encoder *e) {
     struct queued_frame q = e->queued[done];
     gpures_dma_buf_handle_desc d;
     status = q.frame ? check_frame(op, e, q.frame, &d) : GPURES_OK;
-    if (status == GPURES_OK) status = send_one(op, e, q.frame, q.flags, &d);
+    const int64_t *pts = q.timed ? &q.pts : NULL;
+    if (status == GPURES_OK) status = send_one(op, e, q.frame, q.flags, &d, pts);
     if (status == GPURES_E_TIMED_OUT) { /* packets first, then the same frame again */
-      if ((status = take_packets(op, e)) == GPURES_OK) status = send_one(op, e, q.frame, q.flags, &d);
+      if ((status = take_packets(op, e)) == GPURES_OK) status = send_one(op, e, q.frame, q.flags, &d, pts);
     }
     (void)gpures_release(q.frame);
     if (status == GPURES_OK) status = take_packets(op, e);

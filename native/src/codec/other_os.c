@@ -59,6 +59,11 @@ int gpures_encoder_queue(gpures_encoder *encoder, gpures_handle frame, uint32_t 
   (void)encoder, (void)frame, (void)flags;
   return unsupported("queue a frame for the encoder");
 }
+int gpures_encoder_queue_at(gpures_encoder *encoder, gpures_handle frame, uint32_t flags,
+                            int64_t pts) {
+  (void)encoder, (void)frame, (void)flags, (void)pts;
+  return unsupported("queue a frame for the encoder");
+}
 int gpures_encoder_run(gpures_encoder *encoder) {
   (void)encoder;
   return unsupported("encode queued frames");
