@@ -79,3 +79,28 @@ Deno.test({
     assert.ok(report.encoded, "the consumer's output was encoded");
   },
 });
+
+Deno.test({
+  name: "the transcode example decodes in one process and encodes in another, copying no byte",
+  ignore: !ffmpeg,
+  async fn() {
+    const example = new URL("../examples/transcode.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", example, "--json", "--frames", "20", "--size", "320x240"],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(120_000),
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout).trim();
+    assert.equal(out.code, 0, `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    const report = JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
+    assert.equal(report.decoded, 20);
+    assert.equal(report.received, 20, "every decoded frame crossed as a handle");
+    assert.equal(report.encoded, 20);
+    assert.ok(report.bytes > 0);
+    assert.equal(report.decoderCopiedBytes, 0);
+    assert.equal(report.encoderCopiedBytes, 0);
+    assert.equal(report.handlesAfter, 0);
+    assert.equal(report.encoderHandlesAfter, 0);
+  },
+});
