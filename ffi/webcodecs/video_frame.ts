@@ -625,6 +625,12 @@ function fromBytes(source: ArrayBuffer | SharedArrayBuffer | ArrayBufferView, in
   const codedWidth = enforceRange(what, "codedWidth", d.codedWidth, 0, 0xffff_ffff);
   const codedHeight = enforceRange(what, "codedHeight", d.codedHeight, 0, 0xffff_ffff);
   const timestamp = enforceRange(what, "timestamp", d.timestamp);
+  // IDL conversion comes first: a bad colour name is a TypeError before any other check
+  const colorSpace = new VideoColorSpace(
+    d.colorSpace === undefined
+      ? (format === "NV12" || format.startsWith("I") ? REC709 : SRGB)
+      : dictionary(what, "colorSpace", d.colorSpace),
+  );
   const duration = optionalRange(what, "duration", d.duration, 0);
   if (codedWidth === 0 || codedHeight === 0) {
     throw new TypeError(`Cannot ${what}: a coded size of 0`);
@@ -652,11 +658,6 @@ function fromBytes(source: ArrayBuffer | SharedArrayBuffer | ArrayBufferView, in
     );
   }
   const transfer = transferList(what, d.transfer);
-  const colorSpace = new VideoColorSpace(
-    d.colorSpace === undefined
-      ? (info.yuv ? REC709 : SRGB)
-      : dictionary(what, "colorSpace", d.colorSpace),
-  );
   const resource = info.drmFourcc
     ? intoSlot(pixelFormat, codedWidth, codedHeight, data, rects, planes)
     : intoBuffer(pixelFormat, codedWidth, codedHeight, data, rects, planes);

@@ -1,0 +1,242 @@
+// Decoding H.264 into frames, against the ffmpeg CLI on the same stream in the
+// same run (its floor: libavcodec with nothing around it), one decoding
+// thread each:
+//   (a) `ffmpeg -threads 1 -i in.h264 -f null -`: the CLI's own decode;
+//   (b) FrameDecoder: packets in, pooled DmaBufHandles out, each released;
+//   (c) VideoDecoder: the same through WebCodecs (chunks, VideoFrames);
+//   (d) the pipe path of before: `ffmpeg -f rawvideo pipe:1` read into slots
+//       of a FramePool, a copy per frame.
+// Each as frames per second and as a ratio to (a). Encoding: (e) the CLI
+// encoding raw frames from a pipe with libx264 ultrafast, against (f)
+// FrameEncoder reading pool slots in place.
+//
+//   deno run -A bench/codec_bench.ts [--size 1920x1080] [--frames 120]
+
+import {
+  codecStats,
+  EncodedVideoChunk,
+  FrameDecoder,
+  FrameEncoder,
+  FramePool,
+  VideoDecoder,
+} from "../mod.ts";
+
+const args = Deno.args;
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const size = option("--size", "1920x1080");
+const frames = Number(option("--frames", "120"));
+const [W, H] = size.split("x").map(Number);
+
+async function cli(argv: string[], input?: Uint8Array): Promise<{ out: Uint8Array; ms: number }> {
+  const start = performance.now();
+  const child = new Deno.Command("ffmpeg", {
+    args: ["-hide_banner", "-loglevel", "error", "-nostdin", ...argv],
+    stdin: input ? "piped" : "null",
+    stdout: "piped",
+  }).spawn();
+  if (input) {
+    const w = child.stdin.getWriter();
+    await w.write(input);
+    await w.close();
+  }
+  const r = await child.output();
+  if (!r.success) throw new Error(`ffmpeg ${argv.join(" ")} failed`);
+  return { out: r.stdout, ms: performance.now() - start };
+}
+
+function accessUnits(stream: Uint8Array): Uint8Array[] {
+  const starts: number[] = [];
+  for (let i = 0; i + 4 < stream.length; i++) {
+    if (
+      stream[i] === 0 && stream[i + 1] === 0 && stream[i + 2] === 0 && stream[i + 3] === 1 &&
+      (stream[i + 4] & 0x1f) === 9
+    ) starts.push(i);
+  }
+  return starts.map((s, k) => stream.subarray(s, starts[k + 1] ?? stream.length));
+}
+
+const source = ["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=30`, "-frames:v", `${frames}`];
+const { out: stream } = await cli([
+  ...source,
+  "-c:v",
+  "libx264",
+  "-preset",
+  "veryfast",
+  "-x264-params",
+  "aud=1",
+  "-f",
+  "h264",
+  "pipe:1",
+]);
+const units = accessUnits(stream);
+
+async function frameDecoder(): Promise<number> {
+  const start = performance.now();
+  const d = FrameDecoder.create({ codec: "h264", threads: 1 });
+  let n = 0;
+  for (const [i, data] of units.entries()) {
+    for (const f of await d.decode({ data, timestamp: BigInt(i) })) f.release(), n++;
+  }
+  for (const f of await d.flush()) f.release(), n++;
+  await d.close();
+  if (n !== frames) throw new Error(`FrameDecoder gave ${n} frames`);
+  return performance.now() - start;
+}
+
+async function videoDecoder(): Promise<number> {
+  const start = performance.now();
+  let n = 0;
+  const d = new VideoDecoder({ output: (f) => (f.close(), n++), error: (e) => console.error(e) });
+  d.configure({ codec: "avc1.640028" });
+  units.forEach((data, i) =>
+    d.decode(new EncodedVideoChunk({ type: i ? "delta" : "key", timestamp: i, data }))
+  );
+  await d.flush();
+  d.close();
+  if (n !== frames) throw new Error(`VideoDecoder gave ${n} frames`);
+  return performance.now() - start;
+}
+
+async function pipePath(): Promise<number> {
+  const start = performance.now();
+  using pool = FramePool.create({ format: "YUV420P", width: W, height: H, slots: 4 });
+  const child = new Deno.Command("ffmpeg", {
+    args: [
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-threads",
+      "1",
+      "-f",
+      "h264",
+      "-i",
+      "pipe:0",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "yuv420p",
+      "pipe:1",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  void w.write(stream).then(() => w.close());
+  const reader = child.stdout.getReader({ mode: "byob" });
+  let n = 0;
+  for (;;) {
+    using frame = pool.tryAcquire()!;
+    let bytes = new Uint8Array(pool.layout.size);
+    let got = 0;
+    while (got < bytes.length) { // a BYOB read moves the buffer: carry on in the one it gives back
+      const { value, done } = await reader.read(
+        new Uint8Array(bytes.buffer, got, bytes.length - got),
+      );
+      if (done || !value) break;
+      bytes = new Uint8Array(value.buffer);
+      got += value.byteLength;
+    }
+    if (got < pool.layout.size) break; // the end of the stream
+    const [y, u, v] = pool.planes(frame);
+    y.data.set(bytes.subarray(0, W * H)); // the copy this path pays (rows packed: 64-aligned widths)
+    u.data.set(bytes.subarray(W * H, W * H * 5 / 4));
+    v.data.set(bytes.subarray(W * H * 5 / 4));
+    n++;
+  }
+  await child.status;
+  if (n !== frames) throw new Error(`the pipe gave ${n} frames`);
+  return performance.now() - start;
+}
+
+async function frameEncoder(raw: Uint8Array): Promise<number> {
+  using pool = FramePool.create({ format: "YUV420P", width: W, height: H, slots: 64 });
+  const frameBytes = W * H * 3 / 2;
+  const slots = Array.from({ length: Math.min(frames, 64) }, () => pool.tryAcquire()!);
+  slots.forEach((f, n) => { // filled before the clock starts, as the CLI's input is
+    const [y, u, v] = pool.planes(f);
+    const at = n * frameBytes;
+    y.data.set(raw.subarray(at, at + W * H));
+    u.data.set(raw.subarray(at + W * H, at + W * H * 5 / 4));
+    v.data.set(raw.subarray(at + W * H * 5 / 4, at + frameBytes));
+  });
+  const start = performance.now();
+  const e = FrameEncoder.create({
+    codec: "libx264",
+    options: "preset=ultrafast",
+    format: "YUV420P",
+    width: W,
+    height: H,
+    framerate: [30, 1],
+    threads: 1,
+  });
+  for (let n = 0; n < frames; n++) {
+    await e.encode(slots[n % slots.length], { timestamp: BigInt(n) });
+  }
+  await e.flush();
+  await e.close();
+  const ms = performance.now() - start;
+  slots.forEach((f) => f.release());
+  return ms;
+}
+
+const best = async (f: () => Promise<number>) => Math.min(await f(), await f(), await f());
+const fps = (ms: number) => (frames * 1000 / ms).toFixed(1);
+const ratio = (floor: number, ms: number) => (floor / ms).toFixed(2);
+
+const cliMs = await best(async () =>
+  (await cli(["-threads", "1", "-f", "h264", "-i", "pipe:0", "-f", "null", "-"], stream)).ms
+);
+const before = codecStats();
+const fdMs = await best(frameDecoder);
+const vdMs = await best(videoDecoder);
+const copied = codecStats().copiedBytes - before.copiedBytes;
+const pipeMs = await best(pipePath);
+const { out: raw } = await cli([...source, "-f", "rawvideo", "-pix_fmt", "yuv420p", "pipe:1"]);
+const encCliMs = await best(async () =>
+  (await cli([
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "yuv420p",
+    "-s",
+    size,
+    "-r",
+    "30",
+    "-i",
+    "pipe:0",
+    "-threads",
+    "1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-f",
+    "null",
+    "-",
+  ], raw)).ms
+);
+const encMs = await best(() => frameEncoder(raw));
+
+console.log(`H.264 ${size}, ${frames} frames, one decoding thread each, best of 3:`);
+console.log(`  (a) ffmpeg CLI decode      ${fps(cliMs)} fps  (floor)`);
+console.log(`  (b) FrameDecoder           ${fps(fdMs)} fps  ${ratio(cliMs, fdMs)}x the CLI`);
+console.log(`  (c) VideoDecoder           ${fps(vdMs)} fps  ${ratio(cliMs, vdMs)}x the CLI`);
+console.log(
+  `  (d) CLI pipe into slots    ${fps(pipeMs)} fps  ${ratio(cliMs, pipeMs)}x; (b) is ${
+    ratio(pipeMs, fdMs)
+  }x it`,
+);
+console.log(`  bytes copied by (b) and (c): ${copied}`);
+console.log(
+  `  (e) ffmpeg CLI encode (libx264 ultrafast, raw frames from a pipe) ${
+    fps(encCliMs)
+  } fps  (floor)`,
+);
+console.log(
+  `  (f) FrameEncoder, slots read in place                           ${fps(encMs)} fps  ${
+    ratio(encCliMs, encMs)
+  }x the CLI`,
+);
