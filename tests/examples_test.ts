@@ -92,7 +92,11 @@ Deno.test({
       signal: AbortSignal.timeout(120_000),
     }).output();
     const stdout = new TextDecoder().decode(out.stdout).trim();
-    assert.equal(out.code, 0, `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    assert.equal(
+      out.code,
+      0,
+      `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`,
+    );
     const report = JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
     assert.equal(report.decoded, 20);
     assert.equal(report.received, 20, "every decoded frame crossed as a handle");

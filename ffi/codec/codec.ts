@@ -222,8 +222,8 @@ export class FrameDecoder implements Disposable {
       queue();
       const status = await lib().gpures_decoder_run(d);
       const taken = this.#take(d);
-      const frames = [...this.#kept.splice(0), ...taken];
-      this.#stalled = status === TIMED_OUT;
+      const frames = [...this.#kept.splice(0), ...taken.frames];
+      this.#stalled = status === TIMED_OUT || taken.stalled;
       if (status === 0 || (this.#stalled && (!mustFinish || frames.length))) return frames;
       /* The run's error is its thread's: made this thread's again, TimeoutError while slots stay held. */
       this.#kept = frames;
@@ -233,12 +233,15 @@ export class FrameDecoder implements Disposable {
     return run;
   }
 
-  #take(d: Deno.PointerValue): DmaBufHandle[] {
+  /** The frames the run left; `stalled` when one waits, kept in C, for a free slot. */
+  #take(d: Deno.PointerValue): { frames: DmaBufHandle[]; stalled: boolean } {
     const frames: DmaBufHandle[] = [];
     const out = new BigUint64Array(1);
     for (;;) {
-      check(lib().gpures_decoder_receive(d, out));
-      if (out[0] === 0n) return frames;
+      const status = lib().gpures_decoder_receive(d, out);
+      if (status === TIMED_OUT) return { frames, stalled: true };
+      check(status);
+      if (out[0] === 0n) return { frames, stalled: false };
       frames.push(GpuResource.fromRaw(out[0], DmaBufHandle));
     }
   }

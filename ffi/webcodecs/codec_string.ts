@@ -3,6 +3,13 @@
 // encoders can take the stream, and the encoder options its profile and level
 // ask for. A string this does not recognise is unsupported, never guessed.
 
+import type {
+  VideoColorPrimaries,
+  VideoColorSpaceInit,
+  VideoMatrixCoefficients,
+  VideoTransferCharacteristics,
+} from "./color_space.ts";
+
 /** What a codec string says, in libavcodec's terms. */
 export interface CodecRoute {
   /** The registry's family. */
@@ -17,6 +24,42 @@ export interface CodecRoute {
   bitDepth: number;
   /** The configuration record's name when the stream carries one out of band. */
   description?: "avcC" | "hvcC";
+  /** The colour the string names (VP9's and AV1's optional fields, BT.709 by their default). */
+  color?: VideoColorSpaceInit;
+}
+
+/** H.273 code points by WebCodecs' names (the ones it names). */
+const PRIMARIES: Record<number, VideoColorPrimaries> = {
+  1: "bt709",
+  5: "bt470bg",
+  6: "smpte170m",
+  9: "bt2020",
+  12: "smpte432",
+};
+const TRANSFERS: Record<number, VideoTransferCharacteristics> = {
+  1: "bt709",
+  6: "smpte170m",
+  8: "linear",
+  13: "iec61966-2-1",
+  16: "pq",
+  18: "hlg",
+};
+const MATRICES: Record<number, VideoMatrixCoefficients> = {
+  0: "rgb",
+  1: "bt709",
+  5: "bt470bg",
+  6: "smpte170m",
+  9: "bt2020-ncl",
+};
+
+/** The colour fields of a VP9 or AV1 string; an absent one takes its default (1, 1, 1, 0). */
+function colorFields(primaries = 1, transfer = 1, matrix = 1, range = 0): VideoColorSpaceInit {
+  return {
+    primaries: PRIMARIES[primaries] ?? null,
+    transfer: TRANSFERS[transfer] ?? null,
+    matrix: MATRICES[matrix] ?? null,
+    fullRange: range === 1,
+  };
 }
 
 const AVC_PROFILES: Record<number, string> = {
@@ -97,7 +140,6 @@ function vp9(codec: string): CodecRoute | undefined {
   const [profile, level, depth] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (profile > 3 || !VP9_LEVELS.has(level) || !DEPTHS.has(depth)) return undefined;
   const rest = m[4].split(".").slice(1).map(Number); // chroma, primaries, transfer, matrix, range
-  if (rest.length && rest.length !== 5 && rest.length !== 1) return undefined;
   if (rest.length && (rest[0] > 3 || (rest[4] ?? 0) > 1)) return undefined;
   return {
     family: "vp9",
@@ -105,6 +147,7 @@ function vp9(codec: string): CodecRoute | undefined {
     encoders: ["libvpx-vp9"],
     profileOptions: `profile=${profile}`,
     bitDepth: depth,
+    color: colorFields(rest[1], rest[2], rest[3], rest[4]),
   };
 }
 
@@ -114,12 +157,14 @@ function av1(codec: string): CodecRoute | undefined {
   if (!m) return undefined;
   const level = Number(m[2]);
   if ((level > 23 && level !== 31) || !DEPTHS.has(Number(m[4]))) return undefined;
+  const rest = m[5].split(".").slice(1).map(Number); // mono, chroma, primaries, transfer, matrix, range
   return {
     family: "av1",
     decoders: ["libdav1d", "libaom-av1"],
     encoders: ["libaom-av1", "libsvtav1"],
     profileOptions: "",
     bitDepth: Number(m[4]),
+    color: colorFields(rest[2], rest[3], rest[4], rest[5]),
   };
 }
 

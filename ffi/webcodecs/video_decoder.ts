@@ -8,7 +8,7 @@ import { FrameDecoder, isCodecSupported } from "../codec/codec.ts";
 import type { DmaBufHandle } from "../kinds/dma_buf.ts";
 import { type CodecRoute, parseCodecString } from "./codec_string.ts";
 import { asDomException, CodecMachine, codecName } from "./codec_machine.ts";
-import { VideoColorSpace, type VideoColorSpaceInit } from "./color_space.ts";
+import { colorSpaceOfMeta, VideoColorSpace, type VideoColorSpaceInit } from "./color_space.ts";
 import { chunkBytes, EncodedVideoChunk } from "./encoded_chunk.ts";
 import { adoptVideoFrame, type VideoFrame } from "./video_frame.ts";
 import { bufferSource, enforceRange, enumMember } from "./webidl.ts";
@@ -112,6 +112,27 @@ function decoderFor(config: VideoDecoderConfig): { route: CodecRoute; name: stri
   return name ? { route, name } : undefined;
 }
 
+/**
+ * A frame's colour, member by member: the config's, else the bitstream's,
+ * else the codec string's (VP9 carries only its matrix and range; its string
+ * names the rest, BT.709 by default). An empty config colour hides nothing.
+ */
+function colorOfFrame(
+  handle: DmaBufHandle,
+  override: VideoColorSpaceInit | undefined,
+  named: VideoColorSpaceInit | undefined,
+): VideoColorSpace {
+  const stream = colorSpaceOfMeta(handle.meta?.color ?? null);
+  const pick = <K extends keyof VideoColorSpaceInit>(k: K) =>
+    override?.[k] ?? stream[k] ?? named?.[k] ?? null;
+  return new VideoColorSpace({
+    primaries: pick("primaries"),
+    transfer: pick("transfer"),
+    matrix: pick("matrix"),
+    fullRange: pick("fullRange"),
+  });
+}
+
 const rotationOf = (v: number | undefined) =>
   (((Math.round((v ?? 0) / 90) * 90) % 360) + 360) % 360;
 
@@ -120,6 +141,8 @@ export class VideoDecoder extends CodecMachine {
   readonly #output: (frame: VideoFrame) => void;
   #decoder: FrameDecoder | null = null;
   #config: VideoDecoderConfig | null = null;
+  /** The colour the codec string names. */
+  #named: VideoColorSpaceInit | undefined;
   #keyRequired = true;
   #released: PromiseWithResolvers<void> | null = null;
 
@@ -165,6 +188,7 @@ export class VideoDecoder extends CodecMachine {
           description: copy.description as Uint8Array | undefined,
         });
         this.#config = copy;
+        this.#named = found.route.color;
       } catch (e) {
         this.closeWith(asDomException(e, "NotSupportedError"));
       }
@@ -260,7 +284,7 @@ export class VideoDecoder extends CodecMachine {
         timestamp: t ? t.pts : 0,
         duration: t?.duration ? t.duration : null,
         displayAspect: aspect,
-        colorSpace: config.colorSpace ? new VideoColorSpace(config.colorSpace) : undefined,
+        colorSpace: colorOfFrame(handle, config.colorSpace, this.#named),
         rotation: rotationOf(config.rotation),
         flip: config.flip ?? false,
         onClose: () => this.#released?.resolve(),

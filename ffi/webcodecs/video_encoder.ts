@@ -268,7 +268,8 @@ export class VideoEncoder extends CodecMachine {
         const setup = this.#setup;
         const input = await this.#input(held, setup);
         try {
-          const encoder = this.#encoder ??= this.#open(setup, input.format);
+          this.#colorSpace ??= colorOf(held, input.converted);
+          const encoder = this.#encoder ??= this.#open(setup, input.format, this.#colorSpace);
           if (input.format !== this.#format) {
             throw new DOMException(
               `Cannot encode: a ${input.format} frame after ${this.#format} ones`,
@@ -277,7 +278,6 @@ export class VideoEncoder extends CodecMachine {
           }
           const pts = BigInt(held.timestamp);
           this.#durations.set(pts, [...this.#durations.get(pts) ?? [], held.duration ?? -1]);
-          this.#colorSpace ??= colorOf(held, input.converted);
           this.#deliver(epoch, await encoder.encode(input.handle, { keyFrame, timestamp: pts }));
         } finally {
           input.release();
@@ -342,10 +342,12 @@ export class VideoEncoder extends CodecMachine {
     };
   }
 
-  #open(setup: Setup, format: PixelFormatName): FrameEncoder {
+  #open(setup: Setup, format: PixelFormatName, color: Required<VideoColorSpaceInit>): FrameEncoder {
     const c = setup.config;
     const speed = SPEED[setup.name]?.[c.latencyMode === "realtime" ? 1 : 0];
-    const options = [setup.route.profileOptions, speed].filter(Boolean).join(":");
+    const options = [setup.route.profileOptions, speed, colorOptions(color)].filter(Boolean).join(
+      ":",
+    );
     const rate = c.framerate ?? 30;
     this.#format = format;
     return FrameEncoder.create({
@@ -447,6 +449,24 @@ function bytesOf(view: PlaneView) {
 function formatOf(frame: VideoFrame): PixelFormatName | null {
   const map: Record<string, PixelFormatName> = { I420: "YUV420P", NV12: "NV12" };
   return frame.format ? map[frame.format] ?? null : null;
+}
+
+/** FFmpeg's names of WebCodecs' colour values, where they differ. */
+const FFMPEG_COLOR: Record<string, string> = {
+  pq: "smpte2084",
+  hlg: "arib-std-b67",
+  "bt2020-ncl": "bt2020nc",
+};
+
+/** The colour as the context's AVOptions: what the encoder writes into the stream (H.264's VUI, VP9's and AV1's colour config). */
+function colorOptions(c: Required<VideoColorSpaceInit>): string {
+  const name = (v: string) => FFMPEG_COLOR[v] ?? v;
+  return [
+    `color_primaries=${name(c.primaries!)}`,
+    `color_trc=${name(c.transfer!)}`,
+    `colorspace=${name(c.matrix!)}`,
+    `color_range=${c.fullRange ? "pc" : "tv"}`,
+  ].join(":");
 }
 
 /** The stream's colour as decoderConfig says it: every member known (REC 709 where the frame is silent). */

@@ -1871,6 +1871,9 @@ GPURES_API int gpures_decoder_send(gpures_decoder *decoder, const gpures_packet 
 ** its timing (pts and duration in the decoder's timebase), its visible
 ** rectangle (the decoder's crop of the coded frame) and its colour. 0 when no
 ** frame is ready: send more (or, after a drain, the drain is complete).
+** GPURES_E_TIMED_OUT naming "slots" when a decoder that allocates its own
+** frames has one to copy and every slot is held: the frame is kept; release
+** frames and receive again.
 */
 GPURES_API int gpures_decoder_receive(gpures_decoder *decoder, gpures_handle *out_frame);
 /*

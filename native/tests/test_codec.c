@@ -458,6 +458,74 @@ static void bad_descriptors_and_packets_are_refused_by_name(void) {
   CHECK(e == NULL);
 }
 
+/* dav1d allocates its own frames: each is copied into a slot, and one that finds none (threads give
+** several frames for one packet) is kept, not lost. */
+static void a_copying_decoder_short_of_slots_keeps_the_frame_it_could_not_copy(void) {
+  if (gpures_codec_find("libaom-av1", GPURES_CODEC_ENCODER) != GPURES_OK ||
+      gpures_codec_find("libdav1d", GPURES_CODEC_DECODER) != GPURES_OK) {
+    printf("skip (no libaom-av1 or libdav1d)\n");
+    return;
+  }
+  gpures_encoder_desc ed = {.struct_size = sizeof ed, .codec = "libaom-av1",
+                            .options = "usage=realtime:cpu-used=8", .format = GPURES_PF_YUV420P,
+                            .width = W, .height = H, .timebase_num = 1, .timebase_den = 1000,
+                            .framerate_num = 25, .framerate_den = 1};
+  gpures_encoder *e = NULL;
+  CHECK_OK(gpures_encoder_create(&ed, &e));
+  gpures_pool *pool = yuv_pool(FRAMES);
+  for (int n = 0; e && n < FRAMES; n++) {
+    gpures_handle frame = 0;
+    CHECK_OK(gpures_pool_acquire(pool, 1000, 0, NULL, &frame));
+    fill(frame, n);
+    CHECK_OK(gpures_encoder_queue(e, frame, 0));
+    CHECK_OK(gpures_release(frame));
+  }
+  CHECK_OK(gpures_encoder_queue(e, 0, 0));
+  CHECK_OK(gpures_encoder_run(e));
+  encoded enc = {0};
+  take_packets(e, &enc);
+  CHECK(enc.count == FRAMES);
+  CHECK_OK(gpures_encoder_destroy(e));
+  CHECK_OK(gpures_pool_close(pool));
+
+  gpures_decoder_desc dd = {.struct_size = sizeof dd, .codec = "libdav1d", .slots = 2, .threads = 4,
+                            .timebase_num = 1, .timebase_den = 1000};
+  gpures_decoder *dec = NULL;
+  CHECK_OK(gpures_decoder_create(&dd, &dec));
+  gpures_codec_stats before = codec_stats();
+  for (int i = 0; i < enc.count; i++) CHECK_OK(gpures_decoder_queue(dec, &enc.packets[i]));
+  CHECK_OK(gpures_decoder_queue(dec, NULL));
+  free_encoded(&enc);
+  int got = 0, stalls = 0;
+  gpures_handle held[2] = {0};
+  for (int runs = 0; got < FRAMES && runs < 4 * FRAMES; runs++) {
+    int ran = gpures_decoder_run(dec), status;
+    CHECK(ran == GPURES_OK || ran == GPURES_E_TIMED_OUT);
+    stalls += ran == GPURES_E_TIMED_OUT;
+    for (gpures_handle f = 0;;) {
+      status = gpures_decoder_receive(dec, &f);
+      CHECK(status == GPURES_OK || status == GPURES_E_TIMED_OUT);
+      if (status != GPURES_OK || !f) break;
+      gpures_frame_meta m = {.struct_size = sizeof m};
+      CHECK_OK(gpures_meta_get(f, &m));
+      CHECK(m.sequence == got); /* none skipped: the kept frame comes first */
+      if (held[got % 2]) CHECK_OK(gpures_release(held[got % 2]));
+      held[got % 2] = f; /* two held at once: the pool of 2 is full until the next release */
+      got++;
+    }
+    if ((ran == GPURES_E_TIMED_OUT || status == GPURES_E_TIMED_OUT) && held[got % 2]) {
+      CHECK_OK(gpures_release(held[got % 2]));
+      held[got % 2] = 0;
+    }
+  }
+  CHECK(got == FRAMES);
+  CHECK(stalls > 0);
+  CHECK(codec_stats().copied_frames - before.copied_frames == FRAMES);
+  for (int i = 0; i < 2; i++)
+    if (held[i]) CHECK_OK(gpures_release(held[i]));
+  CHECK_OK(gpures_decoder_destroy(dec));
+}
+
 /* A stream with bytes flipped (a lossy link, a hostile peer): no crash, no slot kept, no frame that lies. */
 static void a_corrupted_stream_decodes_without_harm(void) {
   encoded enc = encode_frames();
@@ -550,6 +618,7 @@ int main(void) {
   RUN(an_encoder_refuses_frames_it_cannot_read_in_place);
   RUN(an_encoder_refuses_a_peers_frame_that_its_memory_does_not_back);
   RUN(bad_descriptors_and_packets_are_refused_by_name);
+  RUN(a_copying_decoder_short_of_slots_keeps_the_frame_it_could_not_copy);
   RUN(a_corrupted_stream_decodes_without_harm);
   RUN(an_encoder_with_a_global_header_gives_its_extradata);
   return check_finish("test_codec");

@@ -47,6 +47,7 @@ struct gpures_decoder {
   uint32_t slots;
   int64_t sequence;
   bool draining;
+  bool frame_pending;   /* d->frame was received but found no slot for its copy: taken first next time */
   gpures__map_cache maps;
 
   pthread_mutex_t mu; /* what follows: get_buffer2 runs on libavcodec's threads */
@@ -403,16 +404,20 @@ static int decode_failed(gpures__op op, gpures_decoder *d, const char *what, int
 /* One frame out of libavcodec, or *out 0 when it has none now. */
 static int decode_one(gpures__op op, gpures_decoder *d, gpures_handle *out) {
   *out = 0;
-  int r = d->av->receive_frame(d->ctx, d->frame);
-  if (r == GPURES__AVERROR_EAGAIN) return GPURES_OK;
-  if (r == GPURES__AVERROR_EOF) {
-    if (d->draining) d->av->flush_buffers(d->ctx);
-    d->draining = false;
-    return GPURES_OK;
+  if (!d->frame_pending) {
+    int r = d->av->receive_frame(d->ctx, d->frame);
+    if (r == GPURES__AVERROR_EAGAIN) return GPURES_OK;
+    if (r == GPURES__AVERROR_EOF) {
+      if (d->draining) d->av->flush_buffers(d->ctx);
+      d->draining = false;
+      return GPURES_OK;
+    }
+    if (r < 0) return decode_failed(op, d, "avcodec_receive_frame", r);
   }
-  if (r < 0) return decode_failed(op, d, "avcodec_receive_frame", r);
   int status = take_frame(op, d, out);
-  d->av->frame_unref(d->frame);
+  /* A frame libavcodec no longer has must not be lost to a full pool: kept until a slot is free. */
+  d->frame_pending = status == GPURES_E_TIMED_OUT;
+  if (!d->frame_pending) d->av->frame_unref(d->frame);
   return status;
 }
 
@@ -564,7 +569,7 @@ static int take_all(gpures__op op, gpures_decoder *d) {
 int gpures_decoder_run(gpures_decoder *d) {
   gpures__op op = decoder_op("decode queued packets");
   if (!d) return gpures__fail(op, GPURES_E_NULL_POINTER, "decoder", "decoder is null");
-  int status = GPURES_OK;
+  int status = d->frame_pending ? make_room(op, d) : GPURES_OK; /* the kept frame before any other */
   uint32_t done = 0;
   for (; done < d->num_queued && status == GPURES_OK; done++) {
     AVPacket *pkt = d->queued[done];
