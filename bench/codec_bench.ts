@@ -18,6 +18,7 @@ import {
   FrameDecoder,
   FrameEncoder,
   FramePool,
+  h264AccessUnits,
   VideoDecoder,
 } from "../mod.ts";
 
@@ -47,17 +48,6 @@ async function cli(argv: string[], input?: Uint8Array): Promise<{ out: Uint8Arra
   return { out: r.stdout, ms: performance.now() - start };
 }
 
-function accessUnits(stream: Uint8Array): Uint8Array[] {
-  const starts: number[] = [];
-  for (let i = 0; i + 4 < stream.length; i++) {
-    if (
-      stream[i] === 0 && stream[i + 1] === 0 && stream[i + 2] === 0 && stream[i + 3] === 1 &&
-      (stream[i + 4] & 0x1f) === 9
-    ) starts.push(i);
-  }
-  return starts.map((s, k) => stream.subarray(s, starts[k + 1] ?? stream.length));
-}
-
 const source = ["-f", "lavfi", "-i", `testsrc2=size=${size}:rate=30`, "-frames:v", `${frames}`];
 const { out: stream } = await cli([
   ...source,
@@ -65,13 +55,11 @@ const { out: stream } = await cli([
   "libx264",
   "-preset",
   "veryfast",
-  "-x264-params",
-  "aud=1",
   "-f",
   "h264",
   "pipe:1",
 ]);
-const units = accessUnits(stream);
+const units = h264AccessUnits(stream);
 
 async function frameDecoder(): Promise<number> {
   const start = performance.now();

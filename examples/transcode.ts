@@ -1,6 +1,6 @@
 // Decode in one process, encode in another, and copy nothing on the way.
 // This process decodes an H.264 stream (ffmpeg's testsrc2, made by the
-// ffmpeg CLI, or a file of Annex B access units) with VideoDecoder into the
+// ffmpeg CLI, split by h264AccessUnits()) with VideoDecoder into the
 // decoder's pool, and sends each frame's handle over a Channel. The encoder
 // process (this file again, spawned with --encode) wraps each received
 // handle in a VideoFrame and encodes it with VideoEncoder where it lies.
@@ -20,6 +20,7 @@ import {
   codecStats,
   DmaBufHandle,
   EncodedVideoChunk,
+  h264AccessUnits,
   liveHandles,
   VideoDecoder,
   VideoEncoder,
@@ -34,18 +35,6 @@ const option = (name: string, fallback: string) => {
 const json = args.includes("--json");
 const log = (...parts: unknown[]) => json || console.log(...parts);
 
-/** Annex B access units, split at the delimiters x264 writes with aud=1. */
-function accessUnits(stream: Uint8Array): Uint8Array[] {
-  const starts: number[] = [];
-  for (let i = 0; i + 4 < stream.length; i++) {
-    if (
-      stream[i] === 0 && stream[i + 1] === 0 && stream[i + 2] === 0 && stream[i + 3] === 1 &&
-      (stream[i + 4] & 0x1f) === 9
-    ) starts.push(i);
-  }
-  return starts.map((s, k) => stream.subarray(s, starts[k + 1] ?? stream.length));
-}
-
 async function sourceStream(frames: number, size: string): Promise<Uint8Array> {
   const out = await new Deno.Command("ffmpeg", {
     args: [
@@ -58,7 +47,7 @@ async function sourceStream(frames: number, size: string): Promise<Uint8Array> {
         "-i",
         `testsrc2=size=${size}:rate=30`,
       ],
-      ...["-frames:v", `${frames}`, "-c:v", "libx264", "-bf", "2", "-x264-params", "aud=1"],
+      ...["-frames:v", `${frames}`, "-c:v", "libx264", "-bf", "2"],
       ...["-f", "h264", "pipe:1"],
     ],
     stdout: "piped",
@@ -71,7 +60,7 @@ async function sourceStream(frames: number, size: string): Promise<Uint8Array> {
 async function decodeAndSend(): Promise<void> {
   const frames = Number(option("--frames", "60"));
   const size = option("--size", "640x360");
-  const chunks = accessUnits(await sourceStream(frames, size));
+  const chunks = h264AccessUnits(await sourceStream(frames, size));
   const path = `/tmp/gpures-transcode-${Deno.pid}.sock`;
   using listener = Channel.listen(path);
   const encoderProcess = new Deno.Command(Deno.execPath(), {

@@ -66,3 +66,37 @@ export function toLengthPrefixed(annexB: Uint8Array): Uint8Array {
   }
   return out;
 }
+
+/**
+ * An H.264 Annex B stream (a `.h264` file, an RTP depacketizer's output) as
+ * its access units, one EncodedVideoChunk's worth each, start codes kept. A
+ * unit starts at a delimiter, at parameter sets or SEI after a picture's
+ * slices, or at the first slice of the next picture (first_mb_in_slice 0).
+ */
+export function h264AccessUnits(stream: Uint8Array): Uint8Array[] {
+  const starts: number[] = []; // where each NAL unit's start code begins
+  const types: number[] = [];
+  for (let i = 0; i + 3 < stream.length; i++) {
+    if (stream[i] !== 0 || stream[i + 1] !== 0 || stream[i + 2] !== 1) continue;
+    starts.push(i > 0 && stream[i - 1] === 0 ? i - 1 : i);
+    types.push(i + 3);
+    i += 2;
+  }
+  const units: Uint8Array[] = [];
+  let unitStart = -1, sawSlice = false;
+  types.forEach((at, k) => {
+    const type = stream[at] & 0x1f;
+    const slice = type === 1 || type === 5;
+    const firstSlice = slice && (stream[at + 1] & 0x80) !== 0; // ue(v) 0 is the single bit 1
+    const opens = type === NAL_AUD || (sawSlice && (firstSlice || (type >= 6 && type <= 8)));
+    if (unitStart < 0) unitStart = starts[k];
+    else if (opens) {
+      units.push(stream.subarray(unitStart, starts[k]));
+      unitStart = starts[k];
+      sawSlice = false;
+    }
+    if (slice) sawSlice = true;
+  });
+  if (unitStart >= 0) units.push(stream.subarray(unitStart));
+  return units;
+}
