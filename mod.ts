@@ -145,7 +145,7 @@ export {
   WrongKindError,
 } from "./ffi/errors.ts";
 export type * from "./ffi/gen/types.ts";
-export { CodecMachine, type CodecState } from "./ffi/webcodecs/codec_machine.ts";
+export { CodecMachine, type CodecMessage, type CodecState } from "./ffi/webcodecs/codec_machine.ts";
 export { h264AccessUnits } from "./ffi/webcodecs/avc.ts";
 export {
   type VideoColorPrimaries,

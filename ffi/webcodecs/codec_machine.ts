@@ -7,14 +7,14 @@
 /** A codec's state. */
 export type CodecState = "unconfigured" | "configured" | "closed";
 
-/** One step of the control queue: it runs when every earlier one finished. */
-type Message = (epoch: number) => Promise<void> | void;
+/** One step of the control queue: it runs when every earlier one finished, with the epoch it was queued in. */
+export type CodecMessage = (epoch: number) => Promise<void> | void;
 
 /** The shared machinery of VideoDecoder and VideoEncoder: state, control queue, dequeue events, reset and close. */
 export abstract class CodecMachine extends EventTarget {
   #state: CodecState = "unconfigured";
   #queueSize = 0;
-  #messages: Message[] = [];
+  #messages: CodecMessage[] = [];
   #working = false;
   #epoch = 0;
   #flushes = new Set<PromiseWithResolvers<void>>();
@@ -23,6 +23,7 @@ export abstract class CodecMachine extends EventTarget {
   readonly #onError: (error: DOMException) => void;
   readonly #kind: string;
 
+  /** `kind` names the codec in messages; `init` must hold the output and error callbacks (TypeError). */
   protected constructor(kind: string, init: unknown) {
     super();
     this.#kind = kind;
@@ -75,7 +76,7 @@ export abstract class CodecMachine extends EventTarget {
   }
 
   /** Queues a request that counts in the queue size until it starts. */
-  protected enqueueCounted(message: Message): void {
+  protected enqueueCounted(message: CodecMessage): void {
     this.#queueSize++;
     this.enqueue((epoch) => {
       this.#queueSize--;
@@ -85,7 +86,7 @@ export abstract class CodecMachine extends EventTarget {
   }
 
   /** Queues a control message. */
-  protected enqueue(message: Message): void {
+  protected enqueue(message: CodecMessage): void {
     this.#messages.push(message);
     if (!this.#working) {
       this.#working = true;
