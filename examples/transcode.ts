@@ -47,7 +47,7 @@ async function sourceStream(frames: number, size: string): Promise<Uint8Array> {
         "-i",
         `testsrc2=size=${size}:rate=30`,
       ],
-      ...["-frames:v", `${frames}`, "-c:v", "libx264", "-bf", "2"],
+      ...["-frames:v", `${frames}`, "-c:v", "libx264", "-bf", "0"],
       ...["-f", "h264", "pipe:1"],
     ],
     stdout: "piped",
@@ -76,6 +76,7 @@ async function decodeAndSend(): Promise<void> {
     error: (e) => console.error("decoder:", e.name, e.message),
   });
   decoder.configure({ codec: "avc1.64001f" });
+  // No B-frames: decode order is presentation order, so a chunk's index gives its timestamp.
   chunks.forEach((data, n) =>
     decoder.decode(
       new EncodedVideoChunk({

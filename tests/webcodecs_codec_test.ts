@@ -12,6 +12,7 @@ import {
   EncodedVideoChunk,
   type EncodedVideoChunkMetadata,
   isCodecSupported,
+  liveHandles,
   VideoDecoder,
   type VideoDecoderConfig,
   VideoEncoder,
@@ -836,4 +837,101 @@ test("encoder reset() and close() empty the queue and abort a pending flush with
   await tick(50);
   assert.equal(metas.length, 8);
   assert.deepEqual(errors, []);
+});
+
+// ----------------------------------------------------------- after review
+
+test("reset() releases the frames still queued for encoding: their slots go home at once", () => {
+  const before = liveHandles();
+  const encoder = new VideoEncoder({ output: () => {}, error: () => {} });
+  encoder.configure({ codec: H264.codec, width: W, height: H });
+  feed(encoder, W, H, 5); // each frame closed by the caller; the encoder holds its clones
+  assert.ok(liveHandles() > before);
+  encoder.reset();
+  assert.equal(liveHandles(), before);
+  encoder.close();
+});
+
+test("a reconfigured encoder converts RGBA frames at its new size, in its new colour", async () => {
+  const rgba = (w: number, h: number, t: number) =>
+    new VideoFrame(new Uint8Array(w * h * 4).fill(200), {
+      format: "RGBA",
+      codedWidth: w,
+      codedHeight: h,
+      timestamp: t,
+    });
+  const errors: DOMException[] = [];
+  const configs: VideoDecoderConfig[] = [];
+  const encoder = new VideoEncoder({
+    output: (_c, m) => m.decoderConfig && configs.push(m.decoderConfig),
+    error: (e) => errors.push(e),
+  });
+  for (const [w, h] of [[160, 120], [320, 240]]) {
+    encoder.configure({ codec: H264.codec, width: w, height: h });
+    const f = rgba(w, h, 0);
+    encoder.encode(f);
+    f.close();
+    await encoder.flush();
+  }
+  encoder.close();
+  assert.deepEqual(errors, []);
+  assert.deepEqual(configs.map((c) => [c.codedWidth, c.codedHeight]), [[160, 120], [320, 240]]);
+});
+
+test("a frame whose visibleRect differs from its handle's encodes the rectangle it shows", async () => {
+  // Rows 0..15 dark, 16..135 bright: the frame shows rows 16..135 only.
+  const data = new Uint8Array(160 * 136 * 3 / 2).fill(128);
+  data.fill(40, 0, 160 * 16);
+  data.fill(200, 160 * 16, 160 * 136);
+  const base = new VideoFrame(data, {
+    format: "I420",
+    codedWidth: 160,
+    codedHeight: 136,
+    timestamp: 0,
+    visibleRect: { x: 0, y: 0, width: 160, height: 120 },
+  });
+  const shown = new VideoFrame(base, { visibleRect: { x: 0, y: 16, width: 160, height: 120 } });
+  base.close();
+  const { chunks, config } = await encode(
+    { codec: H264.codec, width: 160, height: 120 },
+    1,
+    () => shown,
+  );
+  const [frame] = await decode(config, chunks);
+  const y = new Uint8Array(frame.allocationSize());
+  await frame.copyTo(y);
+  frame.close();
+  const mean = y.subarray(0, 160 * 120).reduce((a, b) => a + b, 0) / (160 * 120);
+  assert.ok(
+    Math.abs(mean - 200) < 6,
+    `mean luma ${mean}: the rows the frame shows, not the handle's`,
+  );
+});
+
+test("an output callback that throws is reported, and decoding goes on", async () => {
+  const { chunks, config } = await stream(H264.codec);
+  const errors: DOMException[] = [];
+  let outputs = 0;
+  const reported: unknown[] = [];
+  const onError = (e: ErrorEvent) => (e.preventDefault(), reported.push(e.error));
+  globalThis.addEventListener("error", onError);
+  try {
+    const decoder = new VideoDecoder({
+      output: (f) => {
+        f.close();
+        if (outputs++ === 0) throw new Error("a bug in the application");
+      },
+      error: (e) => errors.push(e),
+    });
+    decoder.configure(config);
+    for (const c of chunks) decoder.decode(c);
+    await decoder.flush();
+    assert.equal(decoder.state, "configured");
+    decoder.close();
+  } finally {
+    globalThis.removeEventListener("error", onError);
+  }
+  assert.equal(outputs, chunks.length);
+  assert.deepEqual(errors, []);
+  assert.equal((reported[0] as Error)?.message, "a bug in the application");
 });

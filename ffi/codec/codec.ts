@@ -240,7 +240,10 @@ export class FrameDecoder implements Disposable {
     for (;;) {
       const status = lib().gpures_decoder_receive(d, out);
       if (status === TIMED_OUT) return { frames, stalled: true };
-      check(status);
+      if (status !== 0) {
+        this.#kept.push(...frames); // the frames taken before the failure come with the next call
+        check(status);
+      }
       if (out[0] === 0n) return { frames, stalled: false };
       frames.push(GpuResource.fromRaw(out[0], DmaBufHandle));
     }

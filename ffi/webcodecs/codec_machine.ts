@@ -163,7 +163,7 @@ export abstract class CodecMachine extends EventTarget {
     if (this.#state === "closed") return;
     this.resetWith(error);
     this.#state = "closed";
-    if (error.name !== "AbortError") this.#onError(error);
+    if (error.name !== "AbortError") callBack(() => this.#onError(error));
   }
 
   /** Cancels everything pending (flushes reject with AbortError); configure() starts again. */
@@ -177,6 +177,18 @@ export abstract class CodecMachine extends EventTarget {
       throw new DOMException(`Cannot close: the ${this.#kind} is closed`, "InvalidStateError");
     }
     this.closeWith(new DOMException(`The ${this.#kind} was closed`, "AbortError"));
+  }
+}
+
+/** hardwareAcceleration's values. @ignore */
+export const ACCELERATION = ["no-preference", "prefer-hardware", "prefer-software"] as const;
+
+/** Calls a user's callback; what it throws is reported (as a browser does), never the codec's failure. @ignore */
+export function callBack(fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    reportError(e);
   }
 }
 

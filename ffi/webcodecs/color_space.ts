@@ -81,6 +81,21 @@ export class VideoColorSpace {
   }
 }
 
+/** REC 709, limited range: a YUV frame's colour when nothing says otherwise. @ignore */
+export const REC709 = {
+  primaries: "bt709",
+  transfer: "bt709",
+  matrix: "bt709",
+  fullRange: false,
+} as const;
+/** sRGB, full range: an RGB frame's. @ignore */
+export const SRGB = {
+  primaries: "bt709",
+  transfer: "iec61966-2-1",
+  matrix: "rgb",
+  fullRange: true,
+} as const;
+
 const known = (v: string, names: string[]) => names.includes(v) ? v : null;
 
 /** A frame's colour metadata as a VideoColorSpace (code points WebCodecs does not name are null). */

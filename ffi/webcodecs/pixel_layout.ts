@@ -3,7 +3,8 @@
 // "Compute Layout and Allocation Size"): every refusal is a TypeError naming
 // the member, thrown before a byte moves.
 
-import { PixelFormat, type PixelFormatInfo } from "../map/pixel_format.ts";
+import type { PixelFormatInfo } from "../map/pixel_format.ts";
+import type { PlaneView } from "../map/planes.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 
 /** WebCodecs' pixel formats. */
@@ -164,8 +165,8 @@ export function parseRect(
 /** Each plane's share of `rect`: chroma rounded out, as the format's planes are. */
 export function planeRects(info: PixelFormatInfo, rect: Rect): PlaneRect[] {
   return info.planes.map((p) => ({
-    left: (rect.x / p.hsub) * p.bytesPerSample,
-    top: rect.y / p.vsub,
+    left: Math.floor(rect.x / p.hsub) * p.bytesPerSample, // floored: a peer's rectangle may be off the grid
+    top: Math.floor(rect.y / p.vsub),
     rowBytes: Math.ceil(rect.width / p.hsub) * p.bytesPerSample,
     rows: Math.ceil(rect.height / p.vsub),
   }));
@@ -223,7 +224,20 @@ export function computeLayout(
   return { planes, size: Math.max(0, ...ends.map(([, e]) => e)) };
 }
 
-/** A format's facts, from gpures' table. */
-export function formatInfo(name: PixelFormatName): PixelFormatInfo {
-  return PixelFormat.info(name);
+/** Rotation as the spec parses it: the nearest multiple of 90 (ties up), then 0..270. */
+export function parseRotation(what: string, v: unknown): number {
+  if (v === undefined) return 0;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new TypeError(`Cannot ${what}: rotation is ${String(v)}`);
+  const r = Math.round(n / 90) * 90;
+  return ((r % 360) + 360) % 360;
+}
+
+/** A plane view's bytes, with its stride in bytes (16-bit planes are Uint16Arrays). */
+export function planeBytes(view: PlaneView): { bytes: Uint8Array; stride: number } {
+  const d = view.data;
+  return {
+    bytes: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
+    stride: view.stride * d.BYTES_PER_ELEMENT,
+  };
 }

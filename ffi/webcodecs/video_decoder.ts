@@ -7,7 +7,14 @@
 import { FrameDecoder, isCodecSupported } from "../codec/codec.ts";
 import type { DmaBufHandle } from "../kinds/dma_buf.ts";
 import { type CodecRoute, parseCodecString } from "./codec_string.ts";
-import { asDomException, CodecMachine, codecName } from "./codec_machine.ts";
+import {
+  ACCELERATION,
+  asDomException,
+  callBack,
+  CodecMachine,
+  codecName,
+} from "./codec_machine.ts";
+import { parseRotation } from "./pixel_layout.ts";
 import { colorSpaceOfMeta, VideoColorSpace, type VideoColorSpaceInit } from "./color_space.ts";
 import { chunkBytes, EncodedVideoChunk } from "./encoded_chunk.ts";
 import { adoptVideoFrame, type VideoFrame } from "./video_frame.ts";
@@ -55,7 +62,6 @@ export interface VideoDecoderInit {
   error: (error: DOMException) => void;
 }
 
-const ACCELERATION = ["no-preference", "prefer-hardware", "prefer-software"] as const;
 /** How long a stalled decoder waits between looks for frames released elsewhere, at most. */
 const POLL_MAX_MS = 20;
 
@@ -97,7 +103,7 @@ function checkConfig(what: string, config: unknown): VideoDecoderConfig {
     );
   }
   if (c.optimizeForLatency !== undefined) out.optimizeForLatency = Boolean(c.optimizeForLatency);
-  if (c.rotation !== undefined) out.rotation = Number(c.rotation);
+  if (c.rotation !== undefined) out.rotation = parseRotation(what, c.rotation);
   if (c.flip !== undefined) out.flip = Boolean(c.flip);
   return out;
 }
@@ -132,9 +138,6 @@ function colorOfFrame(
     fullRange: pick("fullRange"),
   });
 }
-
-const rotationOf = (v: number | undefined) =>
-  (((Math.round((v ?? 0) / 90) * 90) % 360) + 360) % 360;
 
 /** WebCodecs' VideoDecoder: chunks in, VideoFrames out, each a slot of the decoder's pool. */
 export class VideoDecoder extends CodecMachine {
@@ -280,15 +283,16 @@ export class VideoDecoder extends CodecMachine {
       const aspect = config.displayAspectWidth
         ? [config.displayAspectWidth, config.displayAspectHeight!] as [number, number]
         : undefined;
-      this.#output(adoptVideoFrame(handle, {
+      const frame = adoptVideoFrame(handle, {
         timestamp: t ? t.pts : 0,
         duration: t?.duration ? t.duration : null,
         displayAspect: aspect,
         colorSpace: colorOfFrame(handle, config.colorSpace, this.#named),
-        rotation: rotationOf(config.rotation),
+        rotation: config.rotation ?? 0,
         flip: config.flip ?? false,
         onClose: () => this.#released?.resolve(),
-      }));
+      });
+      callBack(() => this.#output(frame));
     }
   }
 

@@ -10,10 +10,11 @@ import { DmaBufHandle } from "../kinds/dma_buf.ts";
 import { FramePool } from "../frames/frame_pool.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import type { PlaneView } from "../map/planes.ts";
+import { planeBytes as bytesOf } from "./pixel_layout.ts";
 import { avcConfigurationRecord, toLengthPrefixed } from "./avc.ts";
 import { type CodecRoute, parseCodecString } from "./codec_string.ts";
-import { CodecMachine, codecName } from "./codec_machine.ts";
-import type { VideoColorSpaceInit } from "./color_space.ts";
+import { ACCELERATION, callBack, CodecMachine, codecName } from "./codec_machine.ts";
+import { REC709, type VideoColorSpaceInit } from "./color_space.ts";
 import { chunkOf, type EncodedVideoChunk } from "./encoded_chunk.ts";
 import { convertible, convertToI420, type I420Planes } from "./rgb_convert.ts";
 import type { VideoDecoderConfig } from "./video_decoder.ts";
@@ -83,8 +84,6 @@ export interface VideoEncoderEncodeOptions {
   /** Make this frame a key frame. */
   keyFrame?: boolean;
 }
-
-const ACCELERATION = ["no-preference", "prefer-hardware", "prefer-software"] as const;
 
 /** The formats each encoder reads in place; anything else is converted to I420. */
 const TAKES: Record<string, PixelFormatName[]> = { libx264: ["YUV420P", "NV12"] };
@@ -198,6 +197,8 @@ export class VideoEncoder extends CodecMachine {
   #sentConfig: string | null = null;
   #colorSpace: Required<VideoColorSpaceInit> | null = null;
   #convertPool: FramePool | null = null;
+  /** The clones of frames given to encode() whose message has not ended. */
+  readonly #held = new Set<VideoFrame>();
 
   /** An encoder that gives chunks to `init.output` and fatal errors to `init.error`. */
   constructor(init: VideoEncoderInit) {
@@ -227,6 +228,7 @@ export class VideoEncoder extends CodecMachine {
     this.#orientation = null;
     this.enqueue(async (epoch) => {
       await this.#finishEncoder(epoch); // chunks of the previous configuration come out first
+      this.#dropStream();
       const found = encoderFor(copy);
       if (!this.current(epoch)) return;
       if (typeof found === "string") {
@@ -261,6 +263,7 @@ export class VideoEncoder extends CodecMachine {
     }
     this.#orientation ??= orientation;
     const held = frame.clone();
+    this.#held.add(held); // closed when its message ends, or at a reset that drops the message
     const keyFrame = Boolean(options?.keyFrame);
     this.enqueueCounted(async (epoch) => {
       try {
@@ -268,6 +271,7 @@ export class VideoEncoder extends CodecMachine {
         const setup = this.#setup;
         const input = await this.#input(held, setup);
         try {
+          if (!this.current(epoch)) return; // reset while converting: nothing of it reaches the next stream
           this.#colorSpace ??= colorOf(held, input.converted);
           const encoder = this.#encoder ??= this.#open(setup, input.format, this.#colorSpace);
           if (input.format !== this.#format) {
@@ -283,6 +287,7 @@ export class VideoEncoder extends CodecMachine {
           input.release();
         }
       } finally {
+        this.#held.delete(held);
         held.close();
       }
     });
@@ -313,7 +318,8 @@ export class VideoEncoder extends CodecMachine {
     }
     const takes = TAKES[setup.name] ?? DEFAULT_TAKES;
     const own = resource instanceof DmaBufHandle ? formatOf(frame) : null;
-    if (own && takes.includes(own)) {
+    // Read in place only where the handle's own visible rectangle is the frame's (the C side crops by it).
+    if (own && takes.includes(own) && sameRect(resource.meta?.visible, frame)) {
       return { handle: resource as DmaBufHandle, format: own, converted: false, release: () => {} };
     }
     if (!frame.format || !convertible(frame.format)) {
@@ -384,7 +390,7 @@ export class VideoEncoder extends CodecMachine {
         duration === undefined || duration < 0 ? null : duration,
         data,
       );
-      this.#output(chunk, metadata);
+      callBack(() => this.#output(chunk, metadata));
     }
   }
 
@@ -427,22 +433,31 @@ export class VideoEncoder extends CodecMachine {
     const encoder = this.#encoder;
     this.#encoder = null;
     this.#setup = null;
+    this.#dropStream();
+    for (const frame of this.#held) frame.close(); // the frames of dropped messages: their slots go home
+    this.#held.clear();
+    void encoder?.close();
+  }
+
+  /** What belonged to the stream of one configuration (its format, colour, conversion slots). */
+  #dropStream(): void {
     this.#format = null;
     this.#sentConfig = null;
     this.#colorSpace = null;
     this.#durations.clear();
     this.#convertPool?.close();
     this.#convertPool = null;
-    void encoder?.close();
   }
 }
 
-function bytesOf(view: PlaneView) {
-  const d = view.data;
-  return {
-    bytes: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
-    stride: view.stride * d.BYTES_PER_ELEMENT,
-  };
+/** Whether a handle's visible rectangle (none: the whole frame) is the frame's. */
+function sameRect(
+  v: { x: number; y: number; width: number; height: number } | null | undefined,
+  frame: VideoFrame,
+) {
+  const r = frame.visibleRect!;
+  const mine = v ?? { x: 0, y: 0, width: frame.codedWidth, height: frame.codedHeight };
+  return mine.x === r.x && mine.y === r.y && mine.width === r.width && mine.height === r.height;
 }
 
 /** The gpures format of a DmaBufHandle-backed frame. */
@@ -471,18 +486,12 @@ function colorOptions(c: Required<VideoColorSpaceInit>): string {
 
 /** The stream's colour as decoderConfig says it: every member known (REC 709 where the frame is silent). */
 function colorOf(frame: VideoFrame, converted: boolean): Required<VideoColorSpaceInit> {
-  const rec709 = {
-    primaries: "bt709",
-    transfer: "bt709",
-    matrix: "bt709",
-    fullRange: false,
-  } as const;
-  if (converted) return rec709;
+  if (converted) return REC709; // what convertToI420 writes
   const c = frame.colorSpace;
   return {
-    primaries: c.primaries ?? rec709.primaries,
-    transfer: c.transfer ?? rec709.transfer,
-    matrix: c.matrix ?? rec709.matrix,
-    fullRange: c.fullRange ?? rec709.fullRange,
+    primaries: c.primaries ?? REC709.primaries,
+    transfer: c.transfer ?? REC709.transfer,
+    matrix: c.matrix ?? REC709.matrix,
+    fullRange: c.fullRange ?? REC709.fullRange,
   };
 }

@@ -14,6 +14,8 @@ import type { PixelFormatName } from "../gen/types.ts";
 import {
   colorSpaceOfMeta,
   metaOfColorSpace,
+  REC709,
+  SRGB,
   VideoColorSpace,
   type VideoColorSpaceInit,
 } from "./color_space.ts";
@@ -21,6 +23,8 @@ import {
   computeLayout,
   gpuresFormat,
   parseRect,
+  parseRotation,
+  planeBytes,
   type PlaneLayout,
   planeRects,
   type Rect,
@@ -162,28 +166,6 @@ type AdoptingConstructor = new (token: typeof ADOPT, adopted: Adopted) => VideoF
 let adoptFrame: (resource: GpuResource<unknown>, init: DecodedFrameInit) => VideoFrame;
 let resourceOf: (frame: VideoFrame) => GpuResource<unknown> | null;
 
-const REC709 = {
-  primaries: "bt709",
-  transfer: "bt709",
-  matrix: "bt709",
-  fullRange: false,
-} as const;
-const SRGB = {
-  primaries: "bt709",
-  transfer: "iec61966-2-1",
-  matrix: "rgb",
-  fullRange: true,
-} as const;
-
-/** Rotation as the spec parses it: the nearest multiple of 90 (ties up), then 0..270. */
-function parseRotation(what: string, v: unknown): number {
-  if (v === undefined) return 0;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new TypeError(`Cannot ${what}: rotation is ${String(v)}`);
-  const r = Math.round(n / 90) * 90;
-  return ((r % 360) + 360) % 360;
-}
-
 /** Display size given, or the visible size scaled as the base frame's, turned for 90 and 270. */
 function displaySize(
   what: string,
@@ -203,15 +185,6 @@ function displaySize(
   }
   const dw = Math.round(visible.width * scale[0]), dh = Math.round(visible.height * scale[1]);
   return rotation % 180 ? [dh, dw] : [dw, dh];
-}
-
-/** Bytes of a PlaneView, with its stride in bytes. */
-function bytesOf(view: PlaneView): { bytes: Uint8Array; stride: number } {
-  const d = view.data;
-  return {
-    bytes: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
-    stride: view.stride * d.BYTES_PER_ELEMENT,
-  };
 }
 
 /** The planes of a handle whose memory JS can view (DmaBufHandle, CpuPlanes, CpuBytes). */
@@ -271,8 +244,13 @@ function stateOfDecoded(resource: GpuResource<unknown>, init: DecodedFrameInit):
   };
 }
 
-/** The frames made from bytes: pools per format and size, replaced when all their slots are out. */
+/**
+ * The frames made from bytes: pools per format and size, replaced when all
+ * their slots are out; the least recently used goes past MAX_POOLS (its
+ * frames stay valid, its memory goes with them).
+ */
 const pools = new Map<string, FramePool>();
+const MAX_POOLS = 4;
 
 function slotFor(name: PixelFormatName, width: number, height: number) {
   const key = `${name}:${width}x${height}`;
@@ -281,8 +259,14 @@ function slotFor(name: PixelFormatName, width: number, height: number) {
   if (!pool || !frame) {
     pool?.close(); // its frames stay valid; each slot goes with its frame
     pool = FramePool.create({ format: name, width, height, slots: 8 });
-    pools.set(key, pool);
     frame = pool.tryAcquire()!;
+  }
+  pools.delete(key);
+  pools.set(key, pool); // the most recently used last
+  for (const [old, p] of pools) {
+    if (pools.size <= MAX_POOLS) break;
+    p.close();
+    pools.delete(old);
   }
   return { frame, views: pool.planes(frame) };
 }
@@ -468,7 +452,7 @@ export class VideoFrame {
           `Cannot copy a VideoFrame: destination has ${out.byteLength} bytes, the copy needs ${plan.size}`,
         );
       }
-      const views = planesOf(this.#resource!).map(bytesOf);
+      const views = planesOf(this.#resource!).map(planeBytes);
       if (plan.to !== this.#s.format) {
         const { matrix, fullRange } = this.#s.colorSpace;
         convertToRgb(
@@ -661,12 +645,17 @@ function fromBytes(source: ArrayBuffer | SharedArrayBuffer | ArrayBufferView, in
   const resource = info.drmFourcc
     ? intoSlot(pixelFormat, codedWidth, codedHeight, data, rects, planes)
     : intoBuffer(pixelFormat, codedWidth, codedHeight, data, rects, planes);
-  resource.setMeta({
-    visible,
-    color: metaOfColorSpace(colorSpace),
-    timing: { pts: timestamp, duration: duration ?? 0, timebaseNum: 1, timebaseDen: 1_000_000 },
-  });
-  detachAll(transfer);
+  try {
+    resource.setMeta({
+      visible,
+      color: metaOfColorSpace(colorSpace),
+      timing: { pts: timestamp, duration: duration ?? 0, timebaseNum: 1, timebaseDen: 1_000_000 },
+    });
+    detachAll(transfer);
+  } catch (e) {
+    resource.release(); // a transfer list that cannot be detached leaves no slot held
+    throw e;
+  }
   const state: FrameState = {
     format,
     pixelFormat,
@@ -698,7 +687,7 @@ function intoSlot(
 ): GpuResource<unknown> {
   const { frame, views } = slotFor(name, width, height);
   rects.forEach((r, i) => {
-    const { bytes, stride } = bytesOf(views[i]);
+    const { bytes, stride } = planeBytes(views[i]);
     for (let row = 0; row < r.rows; row++) {
       const from = layout[i].offset + row * layout[i].stride;
       bytes.set(data.subarray(from, from + r.rowBytes), row * stride);
