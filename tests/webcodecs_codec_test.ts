@@ -935,3 +935,37 @@ test("an output callback that throws is reported, and decoding goes on", async (
   assert.deepEqual(errors, []);
   assert.equal((reported[0] as Error)?.message, "a bug in the application");
 });
+
+Deno.test({
+  name:
+    "H.265: the default framing gives an hvcC description that decodes the length-prefixed chunks",
+  ignore: !available || !isCodecSupported("libx265", "encoder") ||
+    !isCodecSupported("hevc", "decoder"),
+  async fn() {
+    for (const format of ["hevc", "annexb"] as const) {
+      const { chunks, config } = await encode({
+        codec: "hvc1.1.6.L93.B0",
+        width: W,
+        height: H,
+        hevc: { format },
+      }, 6);
+      const first = new Uint8Array(chunks[0].byteLength);
+      chunks[0].copyTo(first);
+      if (format === "hevc") {
+        const record = new Uint8Array(config.description as Uint8Array);
+        assert.equal(record[0], 1, "configurationVersion");
+        assert.equal(record[1] & 0x1f, 1, "general_profile_idc: Main");
+        assert.equal(record[16] & 3, 1, "chromaFormat 4:2:0");
+        assert.equal(record[22], 3, "three arrays: VPS, SPS, PPS");
+        assert.notDeepEqual([...first.subarray(0, 4)], [0, 0, 0, 1], "a length, not a start code");
+      } else {
+        assert.equal(config.description, undefined);
+        assert.deepEqual([...first.subarray(0, 4)], [0, 0, 0, 1]);
+      }
+      const frames = await decode(config, chunks);
+      assert.equal(frames.length, 6);
+      assert.deepEqual(frames.map((f) => f.timestamp), [0, 1, 2, 3, 4, 5].map((n) => n * 33_333));
+      frames.forEach((f) => f.close());
+    }
+  },
+});

@@ -12,6 +12,7 @@ import type { PixelFormatName } from "../gen/types.ts";
 import type { PlaneView } from "../map/planes.ts";
 import { planeBytes as bytesOf } from "./pixel_layout.ts";
 import { avcConfigurationRecord, toLengthPrefixed } from "./avc.ts";
+import { hevcConfigurationRecord, hevcToLengthPrefixed } from "./hevc.ts";
 import { type CodecRoute, parseCodecString } from "./codec_string.ts";
 import { ACCELERATION, callBack, CodecMachine, codecName } from "./codec_machine.ts";
 import { REC709, type VideoColorSpaceInit } from "./color_space.ts";
@@ -51,7 +52,7 @@ export interface VideoEncoderConfig {
   contentHint?: string;
   /** H.264: "avc" (default; an avcC description, length-prefixed chunks) or "annexb". */
   avc?: { format?: "avc" | "annexb" };
-  /** H.265: only "annexb" is supported. */
+  /** H.265: "hevc" (default; an hvcC description, length-prefixed chunks) or "annexb". */
   hevc?: { format?: "hevc" | "annexb" };
   /** AV1 options. */
   av1?: { forceScreenContentTools?: boolean };
@@ -171,9 +172,6 @@ function encoderFor(c: VideoEncoderConfig): { route: CodecRoute; name: string } 
     return `scalabilityMode ${c.scalabilityMode} is not supported (L1T1 only)`;
   }
   if (c.bitrateMode === "quantizer") return "bitrateMode quantizer is not supported";
-  if (route.family === "hevc" && c.hevc?.format !== "annexb") {
-    return 'H.265 is encoded as Annex B only (hevc: { format: "annexb" })';
-  }
   const name = route.encoders.find((e) => isCodecSupported(e, "encoder"));
   return name ? { route, name } : `this FFmpeg has none of ${route.encoders.join(", ")}`;
 }
@@ -183,7 +181,8 @@ interface Setup {
   config: VideoEncoderConfig;
   route: CodecRoute;
   name: string;
-  avcc: boolean;
+  /** Whose configuration record the stream's parameter sets go into (null: they stay in the stream). */
+  record: "avc" | "hevc" | null;
 }
 
 /** WebCodecs' VideoEncoder: VideoFrames in, EncodedVideoChunks out. */
@@ -240,8 +239,13 @@ export class VideoEncoder extends CodecMachine {
         );
         return;
       }
-      const avcc = found.route.family === "avc" && copy.avc?.format !== "annexb";
-      this.#setup = { config: copy, route: found.route, name: found.name, avcc };
+      const family = found.route.family;
+      const record = family === "avc" && copy.avc?.format !== "annexb"
+        ? "avc"
+        : family === "hevc" && copy.hevc?.format !== "annexb"
+        ? "hevc"
+        : null;
+      this.#setup = { config: copy, route: found.route, name: found.name, record };
     });
   }
 
@@ -364,7 +368,7 @@ export class VideoEncoder extends CodecMachine {
       options: options || undefined,
       framerate: [Math.max(1, Math.round(rate * 1000)), 1000],
       bitrate: c.bitrate || undefined,
-      globalHeader: setup.avcc,
+      globalHeader: setup.record !== null,
     });
   }
 
@@ -383,7 +387,11 @@ export class VideoEncoder extends CodecMachine {
         this.#sentConfig = key;
         metadata.decoderConfig = config;
       }
-      const data = setup.avcc ? toLengthPrefixed(p.data) : p.data;
+      const data = setup.record === "avc"
+        ? toLengthPrefixed(p.data)
+        : setup.record === "hevc"
+        ? hevcToLengthPrefixed(p.data)
+        : p.data;
       const chunk = chunkOf(
         p.key ? "key" : "delta",
         Number(p.timestamp),
@@ -406,8 +414,11 @@ export class VideoEncoder extends CodecMachine {
       rotation: this.#orientation?.[0] ?? 0,
       flip: this.#orientation?.[1] ?? false,
     };
-    if (setup.avcc) {
-      const record = avcConfigurationRecord(encoder.extradata);
+    if (setup.record) {
+      const extradata = encoder.extradata;
+      const record = setup.record === "avc"
+        ? avcConfigurationRecord(extradata)
+        : hevcConfigurationRecord(extradata);
       if (!record) {
         throw new DOMException("Cannot encode: the encoder gave no SPS and PPS", "EncodingError");
       }
