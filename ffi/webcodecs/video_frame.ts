@@ -676,6 +676,19 @@ function fromBytes(source: ArrayBuffer | SharedArrayBuffer | ArrayBufferView, in
 
 type PlaneRects = ReturnType<typeof planeRects>;
 
+/** One plane's rows of `data` (laid out as `from` says) into `to`, row after row. */
+function copyRows(
+  data: Uint8Array,
+  from: PlaneLayout,
+  r: PlaneRects[number],
+  to: { bytes: Uint8Array; stride: number },
+): void {
+  for (let row = 0; row < r.rows; row++) {
+    const at = from.offset + row * from.stride;
+    to.bytes.set(data.subarray(at, at + r.rowBytes), row * to.stride);
+  }
+}
+
 /** The bytes in a pool slot: a DmaBufHandle that encoders and sessions take as it is. */
 function intoSlot(
   name: PixelFormatName,
@@ -686,13 +699,7 @@ function intoSlot(
   layout: PlaneLayout[],
 ): GpuResource<unknown> {
   const { frame, views } = slotFor(name, width, height);
-  rects.forEach((r, i) => {
-    const { bytes, stride } = planeBytes(views[i]);
-    for (let row = 0; row < r.rows; row++) {
-      const from = layout[i].offset + row * layout[i].stride;
-      bytes.set(data.subarray(from, from + r.rowBytes), row * stride);
-    }
-  });
+  rects.forEach((r, i) => copyRows(data, layout[i], r, planeBytes(views[i])));
   return frame;
 }
 
@@ -707,10 +714,7 @@ function intoBuffer(
 ): GpuResource<unknown> {
   const planes = rects.map((r, i) => {
     const copy = new Uint8Array(r.rowBytes * r.rows);
-    for (let row = 0; row < r.rows; row++) {
-      const from = layout[i].offset + row * layout[i].stride;
-      copy.set(data.subarray(from, from + r.rowBytes), row * r.rowBytes);
-    }
+    copyRows(data, layout[i], r, { bytes: copy, stride: r.rowBytes });
     return { data: copy, rowPitch: r.rowBytes };
   });
   return CpuPlanes.create({ format: name, width, height, planes });
