@@ -39,8 +39,21 @@ export {
   type ChannelResource,
   type ChannelStats,
   type ConnectOptions,
+  type DeliveryPolicy,
+  FormatChangeEvent,
+  type FrameFormat,
   type ReceiveOptions,
+  type SubscribeOptions,
+  type Subscription,
 } from "./ffi/channel/channel.ts";
+export {
+  type ConsumerStats,
+  FrameFanout,
+  type FrameFanoutOptions,
+  type FrameFanoutStats,
+  type JoinOptions,
+  type PublishOptions,
+} from "./ffi/fanout/frame_fanout.ts";
 export {
   type AcquireOptions,
   FramePool,

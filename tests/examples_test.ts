@@ -108,3 +108,33 @@ Deno.test({
     assert.equal(report.encoderHandlesAfter, 0);
   },
 });
+
+Deno.test({
+  name:
+    "the fan-out example serves a recorder, an inference process and a preview at their own paces",
+  ignore: !linux,
+  async fn() {
+    const example = new URL("../examples/fan_out.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", example, "--json", "--frames", "120", "--size", "320x240"],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(120_000),
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout).trim();
+    assert.equal(
+      out.code,
+      0,
+      `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`,
+    );
+    const report = JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
+    const [recorder, inference, preview] = report.consumers;
+    assert.equal(recorder.frames, 120, "the block consumer got every frame");
+    assert.ok(recorder.wrong === 0 && inference.wrong === 0 && preview.wrong === 0);
+    assert.ok(
+      preview.frames < 120 && preview.dropped > 0,
+      "the slow preview got the newest frames only",
+    );
+    assert.equal(report.slotWaits, 0, "the producer never waited for a slot");
+  },
+});

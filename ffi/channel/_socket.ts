@@ -106,6 +106,42 @@ export class Socket {
   }
 
   /**
+   * {@link Socket.wait} for at most `ms` milliseconds (Infinity: no limit):
+   * false when the time ran out first, the wait withdrawn.
+   */
+  async waitFor(events: number, ms: number): Promise<boolean> {
+    if (ms === Infinity) return await this.wait(events), true;
+    const wait = whenFdReady(this.open("wait on"), events);
+    this.#waits.add(wait);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+    let status: number | null;
+    try {
+      status = await Promise.race([wait.done, late]);
+    } finally {
+      clearTimeout(timer);
+      this.#waits.delete(wait);
+      wait.withdraw();
+    }
+    if (status === null) return false;
+    if (status !== 0 && !this.closed) throw this.#closedUnder();
+    return true;
+  }
+
+  /**
+   * Gives the fd away (to a fan-out that now owns it): closed here, nothing
+   * waits on it any more, and nothing here closes it.
+   */
+  detach(): number {
+    this.closed = true;
+    this.#bell?.close();
+    this.#bell = null;
+    for (const wait of this.#waits) wait.withdraw();
+    this.#waits.clear();
+    return this.fd;
+  }
+
+  /**
    * Waits, holding no thread, until a message may have come to the receiving
    * session: its doorbell once the sender rings it, the socket itself until
    * then (whichever comes first), and the socket alone without one.

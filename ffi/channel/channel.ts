@@ -15,7 +15,10 @@ import { booleanOption, optionsBag, own, timeoutOption } from "../table/values.t
 import { check, lastError } from "../load/native.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
 import { errorFor, type GpuResourceError, InvalidHandleError, ReleasedError } from "../errors.ts";
-import type { DmaBufHandle, VkOpaqueFd } from "../gen/variants.ts";
+import { DmaBufHandle, type VkOpaqueFd } from "../gen/variants.ts";
+import type { PixelFormatName } from "../gen/types.ts";
+import { PixelFormat } from "../map/pixel_format.ts";
+import { encodeCaps, type FormatCap } from "../interop/device.ts";
 import { PlaneCache } from "../frames/plane_cache.ts";
 import type { PlaneView } from "../map/planes.ts";
 import "../gen/variants.ts"; // registers the classes GpuResource.fromRaw() makes
@@ -24,6 +27,7 @@ const NONBLOCK = 1;
 const ALLOW_UNSEALED = 2;
 const SESSION_SEND = 1;
 const SESSION_RECEIVE = 2;
+const READABLE = 1;
 const WRITABLE = 2;
 
 const i32Out = new Int32Array(2);
@@ -65,6 +69,186 @@ export class BufferGoneEvent extends Event {
     super("buffergone");
     this.bufferId = bufferId;
   }
+}
+
+/**
+ * The frames' format changed (or the first frame came): fired by
+ * {@link Channel.receive} before it returns the first frame of the new
+ * format, so a consumer rebuilds what depends on the size (textures, an
+ * encoder) before it sees a frame that needs it. Every frame after it is of
+ * this format until the next such event.
+ */
+export class FormatChangeEvent extends Event {
+  /** The kind of the frames ("DmaBufHandle", "VkOpaqueFd"). */
+  readonly resourceKind: string;
+  /** Width in pixels (0 when the kind has none). */
+  readonly width: number;
+  /** Height in pixels (0 when the kind has none). */
+  readonly height: number;
+  /** The pixel format its DRM fourcc names, or null (another kind, or a fourcc gpures does not name). */
+  get format(): PixelFormatName | null {
+    return this.fourcc ? PixelFormat.fromFourcc(this.fourcc)?.name ?? null : null;
+  }
+  /** The DRM fourcc (0 for kinds without one). */
+  readonly fourcc: number;
+  /** The DRM format modifier (0n for kinds without one). */
+  readonly modifier: bigint;
+
+  /** Made by the channel; listen for `"formatchange"`. */
+  constructor(init: FrameFormat) {
+    super("formatchange");
+    this.resourceKind = init.kind;
+    this.width = init.width;
+    this.height = init.height;
+    this.fourcc = init.fourcc;
+    this.modifier = init.modifier;
+  }
+}
+
+/** What {@link FormatChangeEvent} reports of a frame. */
+export interface FrameFormat {
+  /** The kind ("DmaBufHandle"). */
+  kind: string;
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+  /** The pixel format, or null. */
+  format: PixelFormatName | null;
+  /** DRM fourcc, or 0. */
+  fourcc: number;
+  /** DRM format modifier, or 0n. */
+  modifier: bigint;
+}
+
+const descOut = new Uint8Array(256); // GPURES__DESC_MAX: any kind's descriptor fits
+
+/** A frame's format, read from its descriptor (a DmaBufHandle's fourcc, modifier and extent). */
+function formatOf(frame: GpuResource<unknown>): FrameFormat {
+  if (!(frame instanceof DmaBufHandle)) {
+    return { kind: frame.kind, width: 0, height: 0, format: null, fourcc: 0, modifier: 0n };
+  }
+  check(lib().gpures_describe(frame.unsafeHandle, descOut, descOut.length));
+  const view = new DataView(descOut.buffer);
+  const fourcc = view.getUint32(28, true); // gpures_dma_buf_handle_desc
+  return {
+    kind: frame.kind,
+    width: view.getUint32(40, true),
+    height: view.getUint32(44, true),
+    format: null, // named when the event is read: receive() touches no table
+    fourcc,
+    modifier: view.getBigUint64(32, true),
+  };
+}
+
+const sameFormat = (a: FrameFormat, b: FrameFormat) =>
+  a.kind === b.kind && a.width === b.width && a.height === b.height && a.fourcc === b.fourcc &&
+  a.modifier === b.modifier;
+
+/** How a fan-out treats a consumer that falls behind: see {@link SubscribeOptions.policy}. */
+export type DeliveryPolicy = "block" | "dropOldest" | "latest";
+
+const POLICIES: Record<DeliveryPolicy, number> = { block: 1, dropOldest: 2, latest: 3 };
+
+/** What {@link Channel.subscribe} asks a fan-out for. */
+export interface SubscribeOptions {
+  /**
+   * `"block"` (the default): every frame; the producer waits for this
+   * consumer when its queue is full. `"dropOldest"`: when its queue is full,
+   * its oldest undelivered frame is dropped for it. `"latest"`: a mailbox
+   * of one, the newest frame replacing an undelivered one.
+   */
+  policy?: DeliveryPolicy;
+  /** Frames queued for it at the producer, 1 to 64 (default 2; `latest`: 1, the only depth). */
+  depth?: number;
+  /** Frames it holds at once (received, not released), 1 to 64 (default 2). */
+  window?: number;
+  /** What it can take (as {@link negotiate} reads rows), at most 24 rows; none: anything. */
+  caps?: readonly FormatCap[];
+  /** Milliseconds to wait for the producer's answer (default 10000; Infinity: no limit). */
+  timeout?: number;
+}
+
+/** The terms a fan-out granted: {@link Channel.subscribe}. */
+export interface Subscription {
+  /** The id the producer knows this consumer by ({@link FrameFanout.consumers}). */
+  consumer: bigint;
+  /** The policy granted. */
+  policy: DeliveryPolicy;
+  /** Its queue's depth. */
+  depth: number;
+  /** Its window. */
+  window: number;
+}
+
+const SUBSCRIPTION_SIZE = 32 + 24 * 32;
+
+function encodeSubscription(options: SubscribeOptions): Uint8Array {
+  const policy = own(options, "policy") ?? "block";
+  if (!Object.hasOwn(POLICIES, policy as string)) {
+    throw new InvalidHandleError(
+      `Cannot subscribe: policy is ${
+        JSON.stringify(policy)
+      }; it is "block", "dropOldest" or "latest"`,
+      "INVALID_VALUE",
+      "policy",
+    );
+  }
+  const count = (name: "depth" | "window") => {
+    const v = own(options, name) ?? 0;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 64) {
+      throw new InvalidHandleError(
+        `Cannot subscribe: ${name} is ${v}; it is 1 to 64`,
+        "INVALID_VALUE",
+        name,
+      );
+    }
+    return v;
+  };
+  const caps = (own(options, "caps") ?? []) as readonly FormatCap[];
+  if (!Array.isArray(caps) || caps.length > 24) {
+    throw new InvalidHandleError(
+      "Cannot subscribe: caps is an array of at most 24 rows",
+      "INVALID_VALUE",
+      "caps",
+    );
+  }
+  const out = new Uint8Array(SUBSCRIPTION_SIZE);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, SUBSCRIPTION_SIZE, true);
+  view.setUint32(4, POLICIES[policy as DeliveryPolicy], true);
+  view.setUint32(8, count("depth"), true);
+  view.setUint32(12, count("window"), true);
+  view.setUint32(16, caps.length, true);
+  if (caps.length) out.set(encodeCaps(caps, "caps"), 32);
+  return out;
+}
+
+/** The terms in a gpures_subscription the producer sent. */
+export function decodeSubscription(view: DataView): Subscription {
+  const policy = (Object.keys(POLICIES) as DeliveryPolicy[]).find((p) =>
+    POLICIES[p] === view.getUint32(4, true)
+  );
+  return {
+    consumer: view.getBigUint64(24, true),
+    policy: policy ?? "block",
+    depth: view.getUint32(8, true),
+    window: view.getUint32(12, true),
+  };
+}
+
+/** What a fan-out needs of a channel it takes: its fd, a wait, and the hand-over. */
+export interface ChannelHandover {
+  fd: number;
+  waitReadable(ms: number): Promise<boolean>;
+  detach(): void;
+}
+
+let handover: (channel: Channel, verb: string) => ChannelHandover;
+
+/** A channel that has carried nothing yet, for a fan-out to take (FrameFanout.join). */
+export function handOver(channel: Channel, verb: string): ChannelHandover {
+  return handover(channel, verb);
 }
 
 /** A channel's traffic: {@link Channel.stats}. */
@@ -177,6 +361,32 @@ export class Channel extends EventTarget {
   #waiting: Promise<void> | null = null;
   /** The stats as they were at close(); the session they came from is freed. */
   #lastStats: ChannelStats | undefined;
+  /** Receiving: each buffer's format, read once; and the last frame's. */
+  readonly #formats = new Map<bigint, FrameFormat>();
+  #format: FrameFormat | null = null;
+
+  static {
+    handover = (channel, verb) => {
+      const socket = channel.#socket;
+      const fd = socket.open(verb);
+      if (channel.#role !== 0) {
+        throw new InvalidHandleError(
+          `Cannot ${verb}: the channel carries frames already; a consumer joins on a new channel`,
+          "INVALID_VALUE",
+          "channel",
+        );
+      }
+      return {
+        fd,
+        waitReadable: (ms) => socket.waitFor(1, ms),
+        detach: () => {
+          unclosed.unregister(channel);
+          channel.#lastStats = { ...ZERO_STATS };
+          socket.detach();
+        },
+      };
+    };
+  }
 
   /**
    * Not for users: channels come from {@link Channel.connect}, accept() or pair().
@@ -401,7 +611,9 @@ export class Channel extends EventTarget {
       const status = s.gpures_session_receive(session, flags, u64Out);
       this.#forgetBuffers(session);
       if (status === 0 && u64Out[0] !== 0n) {
-        return GpuResource.fromRaw(u64Out[0]) as ChannelResource;
+        const frame = GpuResource.fromRaw(u64Out[0]) as ChannelResource;
+        this.#noticeFormat(frame);
+        return frame;
       }
       if (status !== 0) {
         const error = lastError(status);
@@ -412,6 +624,59 @@ export class Channel extends EventTarget {
     }
   }
 
+  /** Fires "formatchange" when this frame's format is not the last one's. */
+  #noticeFormat(frame: ChannelResource): void {
+    const id = frame.bufferId;
+    let format = id === null ? undefined : this.#formats.get(id);
+    if (format === undefined) {
+      format = formatOf(frame);
+      if (id !== null) this.#formats.set(id, format);
+    }
+    if (this.#format !== null && sameFormat(this.#format, format)) return;
+    this.#format = format;
+    this.dispatchEvent(new FormatChangeEvent(format));
+  }
+
+  /**
+   * Joins the fan-out at the other end ({@link FrameFanout.join}): asks for a
+   * policy, a queue depth, a window and the formats this end takes, and
+   * resolves with the terms granted; frames then come through
+   * {@link Channel.receive} as on any channel, the first being the next one
+   * published. Rejects with UnsupportedError carrying the producer's reason
+   * when it refuses (its field names what: "policy", "depth", "window",
+   * "caps", "consumers"), the channel then ended; with TimeoutError when no
+   * answer came within `timeout`; InvalidHandleError (field "subscription")
+   * when the peer is no fan-out (what it sent stays to be received). Call it
+   * first, before any receive. A consumer whose `caps` do not take a new
+   * format the producer switches to is refused then: the receive that would
+   * have returned the first frame of it rejects with that reason.
+   */
+  async subscribe(options: SubscribeOptions = {}): Promise<Subscription> {
+    optionsBag("subscribe", options);
+    const timeout = timeoutOption("subscribe", "timeout", own(options, "timeout"), 10_000);
+    const asked = encodeSubscription(options);
+    const session = this.#session(SESSION_RECEIVE, "subscribe");
+    const granted = new Uint8Array(SUBSCRIPTION_SIZE);
+    const view = new DataView(granted.buffer);
+    view.setUint32(0, SUBSCRIPTION_SIZE, true);
+    const until = performance.now() + timeout;
+    for (let first = true;; first = false) {
+      this.#socket.open("subscribe");
+      const status = lib().gpures_session_subscribe(session, first ? asked : null, 0, granted);
+      if (status === 0) return decodeSubscription(view);
+      const error = lastError(status);
+      if (error.code !== "TIMED_OUT") throw error;
+      const left = until - performance.now();
+      if (left <= 0 || !(await this.#socket.waitFor(READABLE, left))) {
+        throw errorFor(
+          "TIMED_OUT",
+          `Cannot subscribe: the producer did not answer within ${timeout} ms`,
+          "timeout",
+        );
+      }
+    }
+  }
+
   /** Drops the views of buffers the sender let go of, and says so ("buffergone"). */
   #forgetBuffers(session: Deno.PointerValue): void {
     const s = lib();
@@ -419,6 +684,7 @@ export class Channel extends EventTarget {
       check(s.gpures_session_forgotten(session, forgotten, forgotten.length, u32Out));
       for (let i = 0; i < u32Out[0]; i++) {
         this.#views.forget(forgotten[i]);
+        this.#formats.delete(forgotten[i]);
         this.dispatchEvent(new BufferGoneEvent(forgotten[i]));
       }
       if (u32Out[0] < forgotten.length) return;

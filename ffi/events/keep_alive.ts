@@ -31,10 +31,11 @@ const EVENT_RELEASED = 1;
 const EVENT_SYNC_DONE = 3;
 const EVENT_SLOT_FREE = 4;
 const EVENT_FD_READY = 5;
+const EVENT_ROOM = 6;
 
 /**
  * Listeners of wait events by type: SYNC_DONE (ffi/events/sync_waits.ts), SLOT_FREE
- * (ffi/events/pool_waits.ts), FD_READY (ffi/events/fd_waits.ts).
+ * (ffi/events/pool_waits.ts), FD_READY (ffi/events/fd_waits.ts), ROOM (ffi/events/room_waits.ts).
  */
 type WaitListener = (token: number, status: number) => void;
 const waitListeners = new Map<number, WaitListener>();
@@ -59,6 +60,8 @@ export const WAIT_EVENTS = {
   slotFree: EVENT_SLOT_FREE,
   /** Channel fds this isolate's wait watches (gpures_event_queue_watch). */
   fdReady: EVENT_FD_READY,
+  /** Publishes waiting for a fan-out's BLOCK consumers (gpures_fanout_notify). */
+  room: EVENT_ROOM,
 } as const;
 
 /**

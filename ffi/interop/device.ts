@@ -265,7 +265,8 @@ export interface Negotiated {
   consumerIndex: number;
 }
 
-const NEGOTIATED_SIZE = 184;
+/** Bytes of gpures_negotiated. */
+export const NEGOTIATED_SIZE = 184;
 
 /**
  * Picks the first of the producer's rows (its order of preference) that a
@@ -302,6 +303,11 @@ export function negotiate(
       out,
     ),
   );
+  return decodeNegotiated(view);
+}
+
+/** A gpures_negotiated as {@link negotiate} returns it. */
+export function decodeNegotiated(view: DataView): Negotiated {
   const numPlanes = view.getUint32(40, true);
   const planes: PlaneLayout[] = [];
   for (let i = 0; i < numPlanes; i++) {

@@ -399,7 +399,8 @@ enum {
   GPURES_EVENT_MARK_CONSUMED = 2, /* a consumer called gpures_mark_consumed() */
   GPURES_EVENT_SYNC_DONE = 3,      /* a gpures_sync_wait_async() ended; status says how */
   GPURES_EVENT_SLOT_FREE = 4,      /* a gpures_pool_notify() came true; status says how */
-  GPURES_EVENT_FD_READY = 5        /* a gpures_event_queue_watch() fd is ready; status says how */
+  GPURES_EVENT_FD_READY = 5,       /* a gpures_event_queue_watch() fd is ready; status says how */
+  GPURES_EVENT_ROOM = 6            /* a gpures_fanout_notify() came true; status says how */
 };
 
 typedef struct gpures_event {
@@ -1647,6 +1648,166 @@ typedef struct gpures_negotiated {
 GPURES_API int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_producer,
                                 const gpures_format_cap *consumer, uint32_t num_consumer,
                                 uint32_t width, uint32_t height, gpures_negotiated *out);
+
+/* ----------------------------------------------------------------- fan-out */
+/*
+** A fan-out publishes each frame once to every consumer that joined it, each
+** over a sending session of its own: no copy, each buffer announced once per
+** consumer, and a slot comes home when every consumer that got its frame
+** released it. Each consumer keeps its own pace under the policy it asked for:
+**   BLOCK        a queue of `depth` frames; when it is full, publishing waits
+**                for this consumer (back-pressure: it gets every frame)
+**   DROP_OLDEST  a queue of `depth` frames; when it is full, its oldest
+**                undelivered frame is dropped for it (counted)
+**   LATEST       a mailbox (depth 1): the newest frame replaces an undelivered one
+** A consumer holds at most `window` frames at once (sent to it, not yet
+** released); the rest wait in its queue at the producer, where they can still
+** be dropped. So a stalled or dead consumer holds at most window + depth
+** frames, and the frames all consumers hold never exceed
+**     reserve + max(depth) + sum(window)
+** (queued frames are the newest frames, shared between queues; frames in
+** flight are each consumer's own). A join that would let that bound pass the
+** pool's `slots` is refused: with the bound within the pool, a consumer under
+** a drop policy never makes the producer wait for a slot.
+**
+** A consumer joins by sending a JOIN (gpures_session_subscribe) as the first
+** message on its channel: its policy, depth, window and what it can take
+** (format rows, as gpures_negotiate() reads them; none: anything). The
+** producer admits it (a WELCOME with the terms granted) or refuses it (a
+** REFUSE with the reason, which the consumer's subscribe returns), and the
+** consumer gets the next frame published. When the frames' format changes
+** (size, pixel format, modifier), a consumer whose rows do not take the new
+** one is refused then, with the reason, before any frame of it; the others
+** get the new frames in order after every frame of the old format (queues
+** are first in, first out), and each old buffer is forgotten only once every
+** consumer released it. A consumer that closes or dies leaves: what it held
+** comes back (retired, as with any session), its queue is let go.
+*/
+typedef struct gpures_fanout gpures_fanout;
+
+#define GPURES_POLICY_BLOCK       1u
+#define GPURES_POLICY_DROP_OLDEST 2u
+#define GPURES_POLICY_LATEST      3u
+
+#define GPURES_FANOUT_MAX_CAPS   24u /* format rows a JOIN carries */
+#define GPURES_FANOUT_MAX_DEPTH  64u /* of depth and of window */
+#define GPURES_FANOUT_MAX_CONSUMERS 256u
+
+typedef struct gpures_subscription {
+  uint32_t struct_size;
+  uint32_t policy;   /* GPURES_POLICY_* */
+  uint32_t depth;    /* frames queued for it at the producer; 0: 2 (LATEST: 1, the only depth it has) */
+  uint32_t window;   /* frames it holds at once; 0: 2 */
+  uint32_t num_caps; /* rows of caps; 0: it takes any format */
+  uint32_t reserved; /* 0 */
+  uint64_t consumer; /* granted: the id the producer knows it by; asking: 0 */
+  gpures_format_cap caps[GPURES_FANOUT_MAX_CAPS];
+} gpures_subscription;
+
+typedef struct gpures_fanout_desc {
+  uint32_t struct_size;
+  uint32_t slots;         /* the pool's slots (of the largest pool the frames come from) */
+  uint32_t reserve;       /* frames the producer holds itself (filling, encoding); 0: 1 */
+  uint32_t max_consumers; /* 0: 64; at most GPURES_FANOUT_MAX_CONSUMERS */
+} gpures_fanout_desc;
+
+typedef struct gpures_consumer_stats {
+  uint32_t struct_size;
+  uint32_t policy, depth, window;
+  uint32_t queued;         /* frames waiting for it at the producer */
+  uint32_t in_flight;      /* frames it holds: sent, not released */
+  uint64_t consumer;       /* its id */
+  uint64_t delivered;      /* frames sent to it */
+  uint64_t dropped;        /* frames dropped for it by its policy */
+  uint64_t returned;       /* frames it released */
+  uint64_t latency_sum_us; /* publish to release, over the returned frames */
+  uint64_t latency_max_us;
+  uint64_t refused;        /* messages of its that were refused (a release of a frame it never got...) */
+} gpures_consumer_stats;
+
+typedef struct gpures_fanout_stats {
+  uint32_t struct_size;
+  uint32_t consumers; /* joined now */
+  uint64_t published; /* frames published */
+  uint64_t joined;    /* consumers admitted, ever */
+  uint64_t left;      /* of which left: closed, died, left by gpures_fanout_leave(), refused a format */
+  uint64_t refused;   /* joins refused */
+  uint32_t slots;     /* as created */
+  uint32_t bound;     /* reserve + max(depth) + sum(window) of the consumers joined now */
+} gpures_fanout_stats;
+
+/* A fan-out for frames of a pool of desc->slots slots; INVALID_VALUE naming the field. */
+GPURES_API int gpures_fanout_create(const gpures_fanout_desc *desc, gpures_fanout **out_fanout);
+/*
+** Reads the JOIN that the consumer at connected channel `fd` sends first,
+** waiting up to timeout_ms for it (0: only looks; -1: no limit), and admits
+** or refuses it. GPURES_E_TIMED_OUT when none came in time: the fd stays the
+** caller's, call again. Any other outcome takes the fd: admitted, it carries
+** the consumer's session and *out_consumer is its id; refused (the fan-out is
+** full, the pool too small for its terms, terms out of range, caps that do
+** not take the frames' format, a first message that is no JOIN, a consumer
+** that hung up), the consumer hears the reason, the fd is closed, and the
+** call returns it (UNSUPPORTED, INVALID_VALUE or STALE, naming the field).
+** An fd that is no channel: INVALID_VALUE naming "fd", and the fd stays the caller's.
+*/
+GPURES_API int gpures_fanout_join(gpures_fanout *fanout, int fd, int32_t timeout_ms,
+                                  uint64_t *out_consumer);
+/*
+** Offers `frame` (a handle with a buffer identity: pooled or received) to
+** every consumer under its policy; the caller keeps its reference. Waits up to
+** timeout_ms (0: not at all, -1: no limit) while a BLOCK consumer's queue is
+** full: GPURES_E_TIMED_OUT then, and no consumer got the frame. It is offered
+** to all or none. STALE when the fan-out is closed.
+*/
+GPURES_API int gpures_fanout_publish(gpures_fanout *fanout, gpures_handle frame, int32_t timeout_ms);
+/*
+** Posts GPURES_EVENT_ROOM with `token` to event queue `queue` once, when a
+** publish may go without waiting (at once if it may now), or with
+** GPURES_E_STALE when the fan-out closes: a host's publish waits holding no
+** thread. gpures_fanout_notify_cancel() withdraws it.
+*/
+GPURES_API int gpures_fanout_notify(gpures_fanout *fanout, uint32_t queue, uint64_t token);
+GPURES_API int gpures_fanout_notify_cancel(gpures_fanout *fanout, uint32_t queue, uint64_t token);
+/*
+** Ends a consumer's session as if it had closed: what it holds comes back
+** retired, its queue is let go. INVALID_VALUE naming "consumer" for an id
+** that is not joined (any more).
+*/
+GPURES_API int gpures_fanout_leave(gpures_fanout *fanout, uint64_t consumer);
+/* The ids of the consumers joined now; BUFFER_TOO_SMALL (and *out_count) when capacity is short. */
+GPURES_API int gpures_fanout_consumers(gpures_fanout *fanout, uint64_t *ids, uint32_t capacity,
+                                       uint32_t *out_count);
+GPURES_API int gpures_fanout_consumer_stats(gpures_fanout *fanout, uint64_t consumer,
+                                            gpures_consumer_stats *out);
+GPURES_API int gpures_fanout_stats_get(gpures_fanout *fanout, gpures_fanout_stats *out);
+/*
+** gpures_negotiate() for the set of consumers: the first producer row that
+** every consumer with format rows takes. UNSUPPORTED naming the consumer that
+** takes none of them ("consumer 3: ..."); with no consumer, the first row.
+*/
+GPURES_API int gpures_fanout_negotiate(gpures_fanout *fanout, const gpures_format_cap *producer,
+                                       uint32_t num_producer, uint32_t width, uint32_t height,
+                                       gpures_negotiated *out);
+/*
+** Ends every consumer's session (their frames come back retired, as a
+** sending session's close does), fails waiting publishes with STALE and
+** frees the fan-out. NULL: nothing.
+*/
+GPURES_API int gpures_fanout_close(gpures_fanout *fanout);
+/*
+** The consumer's side: sends the JOIN (the first call) and waits up to
+** timeout_ms for the producer's answer. GPURES_OK with the terms granted in
+** *out_granted (may be NULL); GPURES_E_TIMED_OUT when no answer came in time
+** (call again; the JOIN is not sent twice, `subscription` is then ignored);
+** UNSUPPORTED with the producer's reason when it refused (the session ends);
+** INVALID_VALUE naming "subscription" when the peer answered with anything
+** else (it serves no fan-out: the message stays for gpures_session_receive()),
+** or naming the field of terms out of range. A receiving session, before its
+** first receive.
+*/
+GPURES_API int gpures_session_subscribe(gpures_session *session,
+                                        const gpures_subscription *subscription,
+                                        int32_t timeout_ms, gpures_subscription *out_granted);
 
 /* ----------------------------------------------------------------- importers */
 /*

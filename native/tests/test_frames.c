@@ -858,7 +858,7 @@ static void a_receiving_session_refuses_what_a_hostile_sender_makes_up(void) {
   CHECK(send_header(pair[0], header_of(MSG_RELEASE, 7, 3)) == 0);
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
   /* An unknown type, a lying size. */
-  h = header_of(9, 7, 6);
+  h = header_of(99, 7, 6);
   CHECK(send_header(pair[0], h) == 0);
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
   h = header_of(MSG_FRAME, 7, 6), h.meta_size = 64;

@@ -159,7 +159,7 @@ const LIES: { what: string; m: Message; fds?: () => number[]; field: string }[] 
   {
     what: "a message type that does not exist",
     field: "type",
-    m: { type: 9, buffer: 7n, serial: 1n },
+    m: { type: 99, buffer: 7n, serial: 1n },
   },
   {
     what: "a frame by id with an fd attached",

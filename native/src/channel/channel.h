@@ -26,8 +26,22 @@ enum {
   GPURES__MSG_FORGET = 3,  /* sender to receiver: `buffer` is gone, drop what was kept for it */
   GPURES__MSG_KEEP = 4,    /* receiver to sender, as it closes: it still holds frames of `buffer` */
   GPURES__MSG_FENCE = 5,   /* sender to receiver: a SyncPoint, the acquire fence of the next frame */
-  GPURES__MSG_BELL = 6     /* receiver to sender: a stream socket to write a byte to after each message */
+  GPURES__MSG_BELL = 6,    /* receiver to sender: a stream socket to write a byte to after each message */
+  GPURES__MSG_JOIN = 7,    /* receiver to a fan-out, first: the terms it asks for (a gpures_subscription) */
+  GPURES__MSG_WELCOME = 8, /* fan-out to receiver: the terms granted (a gpures_subscription) */
+  GPURES__MSG_REFUSE = 9   /* fan-out to receiver: why it is refused (a gpures__wire_refusal); then the end */
 };
+
+/* The body of a REFUSE: the field at fault and the reason, both NUL-terminated. */
+typedef struct gpures__wire_refusal {
+  char field[32];
+  char reason[480];
+} gpures__wire_refusal;
+
+/* Messages whose body is a plain struct of theirs (desc_size bytes, no kind, no fds). */
+static inline bool gpures__wire_has_payload(uint32_t type) {
+  return type == GPURES__MSG_JOIN || type == GPURES__MSG_WELCOME || type == GPURES__MSG_REFUSE;
+}
 
 /*
 ** One datagram: this header, desc_size bytes of descriptor, meta_size bytes

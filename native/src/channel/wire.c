@@ -107,7 +107,7 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
   if (h->header_size != sizeof *h && h->header_size != GPURES__WIRE_HEADER_1_2)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "headerSize",
                         "headerSize is %u, not %zu", h->header_size, sizeof *h);
-  if (h->type > GPURES__MSG_BELL)
+  if (h->type > GPURES__MSG_REFUSE)
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "type", "message type %u does not exist",
                         h->type);
   if (h->desc_size > GPURES__WIRE_MAX_DESC ||
@@ -121,7 +121,10 @@ static int check_header(gpures__op *op, const gpures__wire_header *h, size_t n) 
                         GPURES_STRUCT_SIZE_MAX);
   bool carries = h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FRAME ||
                  h->type == GPURES__MSG_FENCE;
-  if (!carries && (h->desc_size || h->meta_size))
+  if (gpures__wire_has_payload(h->type) && (h->meta_size || h->kind))
+    return gpures__fail(*op, GPURES_E_INVALID_VALUE, "metaSize",
+                        "a join, welcome or refusal carries its body alone: no kind, no metadata");
+  if (!carries && !gpures__wire_has_payload(h->type) && (h->desc_size || h->meta_size))
     return gpures__fail(*op, GPURES_E_INVALID_VALUE, "descSize",
                         "a release, forget, keep or bell message carries no descriptor or metadata");
   return GPURES_OK;
@@ -150,14 +153,15 @@ int gpures__wire_parse(gpures__op *op, const unsigned char *buf, size_t n, uint3
   if (h->header_size == sizeof *h && n >= sizeof *h) memcpy(h, buf, sizeof *h);
   int status = check_header(op, h, n);
   if (status == GPURES_OK &&
-      (h->desc_size || h->type == GPURES__MSG_HANDLE || h->type == GPURES__MSG_FENCE))
+      ((h->desc_size && !gpures__wire_has_payload(h->type)) || h->type == GPURES__MSG_HANDLE ||
+       h->type == GPURES__MSG_FENCE))
     status = check_kind(op, h);
   bool bell = h->type == GPURES__MSG_BELL; /* the one message whose fd has no descriptor */
   if (status == GPURES_OK && bell && (nfds != 1 || h->num_fds != 1))
     status = gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
                           "a BELL carries one fd, its doorbell; %u arrived (the header says %u)",
                           nfds, h->num_fds);
-  if (status == GPURES_OK && !bell && !h->desc_size && nfds)
+  if (status == GPURES_OK && !bell && (!h->desc_size || gpures__wire_has_payload(h->type)) && nfds)
     status = gpures__fail(*op, GPURES_E_INVALID_VALUE, "fds",
                           "%u fds arrived with a message that has no descriptor", nfds);
   *body = (unsigned char *)buf + h->header_size;

@@ -326,6 +326,11 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
     case GPURES__MSG_FENCE:
       *again = true;
       return take_fence(op, s, &h, body, d); /* refused: the caller marks its frame */
+    case GPURES__MSG_WELCOME: /* a subscribe that stopped waiting: the terms are as asked or less */
+      *again = true;
+      return GPURES_OK;
+    case GPURES__MSG_REFUSE:
+      return gpures__session_refusal(op, s, &h, body);
     case GPURES__MSG_BELL:
       /* The peer receives on this channel too and gave its doorbell to a sender that is not
       ** here; the fd closes with the datagram. */

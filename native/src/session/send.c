@@ -233,6 +233,14 @@ int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
 ** stay valid there for as long as it likes, so the buffer is never handed
 ** out again: its frames in flight are let go as retired.
 */
+/* Tells the fan-out the session serves, if any, that a frame of `buffer` came back. */
+static void tell_returned(gpures_session *s, uint64_t buffer) {
+  struct gpures_fanout *f = gpures__session_fanout(s);
+  if (!f) return;
+  gpures__fanout_returned(f, s, buffer);
+  gpures__fanout_unref(f);
+}
+
 static void take_keep(gpures_session *s, uint64_t buffer) {
   for (;;) {
     gpures_handle frame = 0;
@@ -245,6 +253,7 @@ static void take_keep(gpures_session *s, uint64_t buffer) {
     if (!found) return;
     (void)gpures__frame_retire(frame);
     (void)gpures_release(frame);
+    tell_returned(s, buffer);
   }
 }
 
@@ -256,7 +265,9 @@ static void take_release(gpures_session *s, const gpures__wire_header *h) {
                gpures__session_take_flight(s, h->buffer, h->serial, &frame);
   if (!found) s->stats.refused++; /* not ours to release, or not a release at all */
   pthread_mutex_unlock(&s->mu);
-  if (found) (void)gpures_release(frame); /* outside the lock: the slot may go home now */
+  if (!found) return;
+  (void)gpures_release(frame); /* outside the lock: the slot may go home now */
+  tell_returned(s, h->buffer);
 }
 
 /*
@@ -302,6 +313,8 @@ void gpures__session_read_releases(gpures_session *s) {
       ** memory for a slot costs a memfd, never a frame overwritten under a reader.
       */
       gpures__session_drop_flights(s, true);
+      struct gpures_fanout *f = gpures__session_fanout(s);
+      if (f) gpures__fanout_ended(f, s), gpures__fanout_unref(f);
       return;
     }
     if (status != GPURES_OK) {

@@ -22,12 +22,30 @@ void gpures__session_unref(gpures_session *s) {
   close(s->fd);
   if (s->bell >= 0) close(s->bell);
   (void)gpures_release(s->fence); /* a fence whose frame never came */
+  if (s->fanout) gpures__fanout_unref(s->fanout);
   pthread_mutex_destroy(&s->mu);
   gpures__free(s->known);
   gpures__free(s->flights);
   gpures__free(s->cache);
   gpures__free(s->pending);
   gpures__free(s);
+}
+
+void gpures__session_set_fanout(gpures_session *s, struct gpures_fanout *f) {
+  if (f) gpures__fanout_ref(f);
+  pthread_mutex_lock(&s->mu);
+  struct gpures_fanout *old = s->fanout;
+  s->fanout = f;
+  pthread_mutex_unlock(&s->mu);
+  if (old) gpures__fanout_unref(old);
+}
+
+struct gpures_fanout *gpures__session_fanout(gpures_session *s) {
+  pthread_mutex_lock(&s->mu);
+  struct gpures_fanout *f = s->fanout;
+  if (f) gpures__fanout_ref(f);
+  pthread_mutex_unlock(&s->mu);
+  return f;
 }
 
 static gpures__op session_op(const char *verb) {

@@ -7,6 +7,7 @@
 **               sent back at each frame's last release, the doorbell it hands the sender
 **   service.c   the one background thread: reads the releases coming back
 **               to sending sessions, flushes releases a full socket held up
+**   subscribe.c a receiving session's JOIN to a fan-out, and its answer
 **   windows.c   every call refused: sessions run over channels
 */
 #ifndef GPURES_SESSION_H
@@ -78,6 +79,9 @@ struct gpures_session {
   bool fence_lost;        /* a FENCE was refused or dropped: the frame it named must be refused too */
   bool lost_unnamed;      /* ... and its header was cut before buffer and serial: the next one is */
   uint64_t lost_buffer, lost_serial;
+  struct gpures_fanout *fanout; /* SEND: the fan-out it serves a consumer of (a reference); NULL: none */
+  bool join_sent;         /* RECEIVE: gpures_session_subscribe() sent the JOIN */
+  bool joined;            /* ... and the producer welcomed it */
 };
 
 /* The header of a message without descriptor: a notice, a BELL. */
@@ -116,6 +120,26 @@ bool gpures__session_notify(gpures_session *s, uint32_t type, uint64_t buffer, u
 void gpures__session_flush(gpures_session *s);
 /* receive.c: tells the sender, as a receiving session closes, which buffers it still holds frames of. */
 void gpures__session_keep_held(gpures_session *s);
+
+/*
+** Hooks into the fan-out (fanout/deliver.c) a sending session serves: a frame
+** came back (a RELEASE, or a KEEP that retired it), the consumer ended. Called
+** on the service thread, holding no lock.
+*/
+void gpures__fanout_ref(struct gpures_fanout *f);
+void gpures__fanout_unref(struct gpures_fanout *f);
+void gpures__fanout_returned(struct gpures_fanout *f, gpures_session *s, uint64_t buffer);
+void gpures__fanout_ended(struct gpures_fanout *f, gpures_session *s);
+/*
+** subscribe.c: a REFUSE from the fan-out: the session ends, and the call that
+** read it fails with the producer's reason (UNSUPPORTED, naming its field).
+*/
+int gpures__session_refusal(gpures__op op, gpures_session *s, const gpures__wire_header *h,
+                            const unsigned char *body);
+/* session.c: the fan-out the session serves (a reference is taken; NULL drops it). */
+void gpures__session_set_fanout(gpures_session *s, struct gpures_fanout *f);
+/* session.c: that fan-out with a reference for the caller, or NULL. */
+struct gpures_fanout *gpures__session_fanout(gpures_session *s);
 
 /* service.c: start watching a session (a ref is taken), or look at it again (its wants changed). */
 int gpures__service_watch(gpures__op op, gpures_session *s);

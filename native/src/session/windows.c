@@ -49,6 +49,12 @@ int gpures_session_forgotten(gpures_session *s, uint64_t *ids, uint32_t capacity
   return unsupported("read the forgotten buffers of");
 }
 
+int gpures_session_subscribe(gpures_session *s, const gpures_subscription *subscription,
+                             int32_t timeout_ms, gpures_subscription *out_granted) {
+  (void)s, (void)subscription, (void)timeout_ms, (void)out_granted;
+  return unsupported("subscribe");
+}
+
 int gpures_session_close(gpures_session *s) { return (void)s, GPURES_OK; }
 int gpures_session_shutdown(gpures_session *s) { return (void)s, GPURES_OK; }
 #endif
