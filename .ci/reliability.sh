@@ -19,7 +19,8 @@
 #     native/fuzz/corpus_session;
 #   - in the full mode only, bench/frames_soak.ts: 60 s of 1000 frames/s from
 #     a FramePool to 4 consumer processes; no fd, mapping or RSS growth, every
-#     frame intact.
+#     frame intact; then 60 s through a FrameFanout to 8 consumers under the
+#     three policies.
 # One check per test executable and tool; the last line is "N passed, N failed"
 # and the exit status is non-zero when anything failed. Installs what it needs
 # with apt-get (only what is missing). Logs go to build-reliability/.
@@ -213,6 +214,14 @@ if full_deno; then
     pass "soak: $(grep -o '"frames":{[^}]*}' "$log" | head -n1), no growth ($(elapsed))"
   else
     fail "soak: frames_soak (exit $?)" "$log"
+  fi
+  step "fan-out soak: 60 s, 1000 frames/s, 8 consumer processes, block / dropOldest / latest"
+  log="$logs/fanout-soak.log"
+  if timeout 300 deno run --allow-all --v8-flags=--expose-gc bench/frames_soak.ts --seconds 60 --fps 1000 \
+    --consumers 8 --slots 24 --fanout 1 >"$log" 2>&1; then
+    pass "fan-out soak: $(grep -o '"frames":{[^}]*}' "$log" | head -n1), no growth ($(elapsed))"
+  else
+    fail "soak: frames_soak --fanout (exit $?)" "$log"
   fi
 fi
 

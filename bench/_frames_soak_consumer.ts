@@ -6,13 +6,28 @@
 // its liveMappings() and V8 heap size, which only this process can read. A last line with
 // "final": true follows the producer's close.
 //
-//   _frames_soak_consumer.ts PATH
+//   _frames_soak_consumer.ts PATH [POLICY]
+//
+// With a POLICY it joins the producer's fan-out under it first.
 
-import { Channel, type DmaBufHandle, liveHandles, liveMappings } from "../mod.ts";
+import {
+  Channel,
+  type DeliveryPolicy,
+  type DmaBufHandle,
+  liveHandles,
+  liveMappings,
+} from "../mod.ts";
 import { verify } from "../tests/_support/frame_pattern.ts";
 
-const [path] = Deno.args;
+const [path, policy] = Deno.args;
 const channel = await Channel.connect(path, { wait: 10_000 });
+if (policy) {
+  await channel.subscribe({
+    policy: policy as DeliveryPolicy,
+    depth: policy === "latest" ? 1 : 4,
+    window: 2,
+  });
+}
 const seen = { frames: 0, intact: 0, corrupt: 0, outOfOrder: 0, first: null as string | null };
 let last = -1;
 

@@ -82,10 +82,10 @@ async function serve(): Promise<void> {
     size: `${width}x${height}`,
     publishMs: Math.round(publishMs),
     slotWaits: pool.stats.waits,
-    consumers: roles.map(([role], i) => ({
+    consumers: roles.map(([role, policy], i) => ({
       role,
       ...reports[i],
-      dropped: consumers[i]?.dropped ?? 0,
+      dropped: consumers.find((c) => c.policy === policy)?.dropped ?? 0, // joined in any order
     })),
   };
   const ok = reports.every((r) => r.wrong === 0) && reports[0].frames === frames;

@@ -648,8 +648,8 @@ export class Channel extends EventTarget {
    * answer came within `timeout`; InvalidHandleError (field "subscription")
    * when the peer is no fan-out (what it sent stays to be received). Call it
    * first, before any receive. A consumer whose `caps` do not take a new
-   * format the producer switches to is refused then: the receive that would
-   * have returned the first frame of it rejects with that reason.
+   * format the producer switches to still gets the frames of the old format
+   * queued for it; the receive after the last of them rejects with the reason.
    */
   async subscribe(options: SubscribeOptions = {}): Promise<Subscription> {
     optionsBag("subscribe", options);

@@ -11,13 +11,7 @@ import { optionsBag, own, timeoutOption } from "../table/values.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
 import { errorFor, InvalidHandleError, ReleasedError } from "../errors.ts";
 import { type Channel, type DeliveryPolicy, handOver } from "../channel/channel.ts";
-import {
-  decodeNegotiated,
-  encodeCaps,
-  type FormatCap,
-  type Negotiated,
-  NEGOTIATED_SIZE,
-} from "../interop/device.ts";
+import { encodeCaps, type FormatCap, type Negotiated, negotiated } from "../interop/device.ts";
 import type { FramePool } from "../frames/frame_pool.ts";
 import { whenRoom } from "../events/room_waits.ts";
 
@@ -140,7 +134,8 @@ function count(what: string, name: string, value: unknown, low: number, high: nu
  * When the frames' format changes (a new pool of another size or format),
  * each consumer's channel fires "formatchange" before the first frame of the
  * new format, every frame of the old one first; a consumer whose `caps` do
- * not take the new format is refused it, with the reason, and leaves.
+ * not take the new format gets the old frames queued for it, then the
+ * refusal with the reason, and leaves.
  *
  * @example
  * ```ts
@@ -395,20 +390,17 @@ export class FrameFanout {
    * consumer that takes none.
    */
   negotiate(producer: readonly FormatCap[], extent: { width: number; height: number }): Negotiated {
-    const out = new Uint8Array(NEGOTIATED_SIZE);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, NEGOTIATED_SIZE, true);
-    check(
+    const fanout = this.#live("negotiate for");
+    return negotiated((out) =>
       lib().gpures_fanout_negotiate(
-        this.#live("negotiate for"),
+        fanout,
         encodeCaps(producer, "producer"),
         producer.length,
         extent.width >>> 0,
         extent.height >>> 0,
         out,
-      ),
+      )
     );
-    return decodeNegotiated(view);
   }
 
   /** Whether {@link FrameFanout.close} was called. */

@@ -265,8 +265,7 @@ export interface Negotiated {
   consumerIndex: number;
 }
 
-/** Bytes of gpures_negotiated. */
-export const NEGOTIATED_SIZE = 184;
+const NEGOTIATED_SIZE = 184;
 
 /**
  * Picks the first of the producer's rows (its order of preference) that a
@@ -289,10 +288,7 @@ export function negotiate(
   consumer: readonly FormatCap[],
   extent: { width: number; height: number },
 ): Negotiated {
-  const out = new Uint8Array(NEGOTIATED_SIZE);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, NEGOTIATED_SIZE, true);
-  check(
+  return negotiated((out) =>
     native().gpures_negotiate(
       encodeCaps(producer, "producer"),
       producer.length,
@@ -301,13 +297,21 @@ export function negotiate(
       extent.width >>> 0,
       extent.height >>> 0,
       out,
-    ),
+    )
   );
+}
+
+/** Runs a call that fills a gpures_negotiated (`out`), and reads what it chose. */
+export function negotiated(call: (out: Uint8Array) => number): Negotiated {
+  const out = new Uint8Array(NEGOTIATED_SIZE);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, NEGOTIATED_SIZE, true);
+  check(call(out));
   return decodeNegotiated(view);
 }
 
 /** A gpures_negotiated as {@link negotiate} returns it. */
-export function decodeNegotiated(view: DataView): Negotiated {
+function decodeNegotiated(view: DataView): Negotiated {
   const numPlanes = view.getUint32(40, true);
   const planes: PlaneLayout[] = [];
   for (let i = 0; i < numPlanes; i++) {

@@ -1677,7 +1677,8 @@ GPURES_API int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_
 ** REFUSE with the reason, which the consumer's subscribe returns), and the
 ** consumer gets the next frame published. When the frames' format changes
 ** (size, pixel format, modifier), a consumer whose rows do not take the new
-** one is refused then, with the reason, before any frame of it; the others
+** one gets the frames of the old one it had queued, then the refusal with the
+** reason, and no frame of the new one; the others
 ** get the new frames in order after every frame of the old format (queues
 ** are first in, first out), and each old buffer is forgotten only once every
 ** consumer released it. A consumer that closes or dies leaves: what it held

@@ -10,6 +10,7 @@
 */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -302,7 +303,7 @@ static gpures_format_cap nv12_row(uint32_t max_width, uint32_t max_height) {
   return (gpures_format_cap){GPURES_PF_NV12, GPURES_MEMORY_DMA_BUF, 0, max_width, max_height, 0, 0};
 }
 
-static void a_format_its_rows_do_not_take_refuses_the_consumer_before_its_first_frame(void) {
+static void a_format_its_rows_do_not_take_refuses_the_consumer_after_its_old_frames_before_a_new_one(void) {
   gpures_pool *small = new_nv12_pool(64, 32, 6), *large = new_nv12_pool(128, 64, 6);
   gpures_fanout *f = new_fanout(6);
   consumer_end narrow, any;
@@ -320,9 +321,11 @@ static void a_format_its_rows_do_not_take_refuses_the_consumer_before_its_first_
     CHECK_EQ(seq, want);
     CHECK_OK(gpures_release(got));
   }
-  gpures_handle got = take(&narrow, &seq); /* its window: frame 0; the queued frame 1 went with it */
-  CHECK_EQ(seq, 0);
-  CHECK_OK(gpures_release(got));
+  for (int64_t want = 0; want < 2; want++) { /* every frame of the old format, the queued one too */
+    gpures_handle got = take(&narrow, &seq);
+    CHECK_EQ(seq, want);
+    CHECK_OK(gpures_release(got));
+  }
   gpures_handle none = 0;
   CHECK_FAILS(GPURES_E_UNSUPPORTED, "caps", gpures_session_receive(narrow.rx, 0, &none));
   CHECK_PREFIX(gpures_last_error(), "Cannot receive: the producer refused: the frames are DmaBufHandle 128x64");
@@ -461,6 +464,60 @@ static void a_frame_without_a_buffer_identity_or_a_closed_fanout_is_refused(void
   CHECK_OK(gpures_fanout_close(NULL));
 }
 
+/* A JOIN written by hand: `size` bytes of subscription (its struct_size says `claimed`), `fd` attached when >= 0. */
+static int raw_join(gpures_fanout *f, const gpures_subscription *t, uint32_t size, uint32_t claimed, int fd) {
+  int sv[2];
+  if (!CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)) abort();
+  struct { wire_header h; gpures_subscription t; } msg;
+  memset(&msg, 0, sizeof msg);
+  msg.h = header_of(7 /* JOIN */, 0, 0);
+  msg.h.desc_size = size;
+  msg.t = *t;
+  msg.t.struct_size = claimed;
+  ssize_t sent = fd >= 0 ? send_with_fds(sv[1], &msg, sizeof msg.h + size, &fd, 1, 0)
+                         : send(sv[1], &msg, sizeof msg.h + size, 0);
+  CHECK(sent == (ssize_t)(sizeof msg.h + size));
+  uint64_t id = 0;
+  int status = gpures_fanout_join(f, sv[0], 1000, &id);
+  struct { wire_header h; char body[512]; } answer;
+  CHECK(recv(sv[1], &answer, sizeof answer, 0) > 0);
+  CHECK_EQ(answer.h.type, status == GPURES_OK ? 8 : 9); /* WELCOME or REFUSE */
+  close(sv[1]);
+  if (status == GPURES_OK) CHECK_OK(gpures_fanout_leave(f, id));
+  return status;
+}
+
+static void joins_whose_sizes_and_counts_lie_are_refused_naming_the_field(void) {
+  gpures_fanout *f = new_fanout(8);
+  int fds = count_open_fds();
+  gpures_subscription t = terms(GPURES_POLICY_LATEST, 0, 1);
+  uint32_t head = (uint32_t)offsetof(gpures_subscription, caps);
+  CHECK_OK(raw_join(f, &t, head, head, -1)); /* no rows: as short as a subscription may be */
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "structSize", raw_join(f, &t, head, head + 32, -1));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "structSize", raw_join(f, &t, 8, 8, -1));
+  t.num_caps = 24; /* 24 rows claimed, one carried */
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "numCaps", raw_join(f, &t, head + 32, head + 32, -1));
+  t.num_caps = 1;
+  t.caps[0] = (gpures_format_cap){GPURES_PF_NV12, 0x80, 0, 0, 0, 0, 0}; /* memory bits that mean nothing */
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "caps[0].memory", raw_join(f, &t, head + 32, head + 32, -1));
+  t = terms(GPURES_POLICY_BLOCK, 1, 1);
+  t.reserved = 5;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "reserved", raw_join(f, &t, sizeof t, sizeof t, -1));
+  t.reserved = 0;
+  t.consumer = 3; /* claims an id */
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "consumer", raw_join(f, &t, sizeof t, sizeof t, -1));
+  t.consumer = 0;
+  int memfd = make_memfd(4096, 1);
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "fds", raw_join(f, &t, sizeof t, sizeof t, memfd)); /* an fd along */
+  close(memfd);
+  gpures_fanout_stats fs = {.struct_size = sizeof fs};
+  CHECK_OK(gpures_fanout_stats_get(f, &fs));
+  CHECK_EQ(fs.refused, 7);
+  CHECK_EQ(fs.joined, 1);
+  CHECK_EQ(count_open_fds(), fds); /* the attached fd was closed with the refused JOIN */
+  CHECK_OK(gpures_fanout_close(f));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_consumer_gets_each_frame_once_and_the_slot_comes_home_after_the_last);
@@ -470,11 +527,12 @@ int main(void) {
   RUN(joins_out_of_range_or_past_the_pool_are_refused_with_the_reason);
   RUN(a_first_message_that_is_no_join_is_refused_and_the_fd_closed);
   RUN(a_fanout_full_of_consumers_or_a_pool_too_small_refuses_the_next);
-  RUN(a_format_its_rows_do_not_take_refuses_the_consumer_before_its_first_frame);
+  RUN(a_format_its_rows_do_not_take_refuses_the_consumer_after_its_old_frames_before_a_new_one);
   RUN(negotiation_picks_the_first_row_every_consumer_takes);
   RUN(a_consumer_that_dies_holding_frames_leaves_and_gives_them_back);
   RUN(a_release_of_a_frame_never_sent_is_refused_and_frees_nothing);
   RUN(joins_and_leaves_in_a_flood_leak_nothing);
   RUN(a_frame_without_a_buffer_identity_or_a_closed_fanout_is_refused);
+  RUN(joins_whose_sizes_and_counts_lie_are_refused_naming_the_field);
   return check_finish("test_fanout");
 }

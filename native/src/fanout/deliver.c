@@ -25,7 +25,7 @@ void gpures__fanout_wake(gpures_fanout *f) {
 
 /* Whether the consumer takes one more frame without a publish waiting for it. */
 static bool has_room(const consumer *c) {
-  if (c->terms.policy != GPURES_POLICY_BLOCK) return true;
+  if (c->terms.policy != GPURES_POLICY_BLOCK || c->refusing) return true;
   return c->queued < c->terms.depth || (!c->queued && c->in_flight < c->terms.window);
 }
 
@@ -37,30 +37,41 @@ static consumer *blocker(const gpures_fanout *f) {
 }
 
 /*
-** Sends a frame to the consumer without waiting: 1 when it went, 0 when its
-** socket was full, -1 when its session is over (it leaves). Locked.
+** Sends a frame to the consumer without waiting, from its message when the
+** caller encoded it (else NULL): 1 when it went, 0 when its socket was full,
+** -1 when its session is over (it leaves). Locked.
 */
-static int send_now(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t published_us) {
+static int send_now(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t published_us,
+                    const gpures__wire_message *msg) {
   uint32_t sent = 0;
-  if (gpures_session_send(c->session, frame, GPURES_CHANNEL_NONBLOCK, &sent) != GPURES_OK) return -1;
+  int status = msg ? gpures__session_send_encoded(c->session, frame, buffer, msg, &sent)
+                   : gpures_session_send(c->session, frame, GPURES_CHANNEL_NONBLOCK, &sent);
+  if (status != GPURES_OK) return -1;
   if (!sent) return 0;
   c->sent[c->in_flight++] = (sent_frame){buffer, published_us};
   c->stats.delivered++;
   return 1;
 }
 
-/* Sends queued frames while the window has room; their references go to `drop`. Locked. */
+/*
+** Sends queued frames while the window has room; their references go to
+** `drop`. false when the consumer leaves: its session is over, or it was
+** refused a new format and has now been sent every frame of the old one and
+** then the refusal. Locked.
+*/
 static bool pump(consumer *c, frame_list *drop) {
   while (c->queued && c->in_flight < c->terms.window) {
     queued_frame *q = &c->queue[c->head];
-    int went = send_now(c, q->frame, q->buffer, q->published_us);
+    int went = send_now(c, q->frame, q->buffer, q->published_us, NULL);
     if (went < 0) return false;
     if (!went) return true; /* the next release or publish tries again */
     gpures__frames_add(drop, q->frame);
     c->head = (c->head + 1) % GPURES_FANOUT_MAX_DEPTH;
     c->queued--;
   }
-  return true;
+  if (c->queued || !c->refusing) return true;
+  gpures__send_refusal(gpures_session_fd(c->session), "caps", c->refusal);
+  return false;
 }
 
 /* Queues a frame for the consumer under its policy (room was checked for BLOCK). Locked. */
@@ -78,10 +89,12 @@ static void enqueue(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t 
   c->queue[(c->head + c->queued++) % GPURES_FANOUT_MAX_DEPTH] = (queued_frame){frame, buffer, now};
 }
 
-/* Offers the frame to one consumer: false when its session is over. Locked. */
-static bool offer(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t now, frame_list *drop) {
+/* Offers the frame (its message: `msg`) to one consumer: false when it leaves (pump()). Locked. */
+static bool offer(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t now,
+                  const gpures__wire_message *msg, frame_list *drop) {
+  if (c->refusing) return pump(c, drop); /* no frame of the new format for it */
   if (!c->queued && c->in_flight < c->terms.window) {
-    int went = send_now(c, frame, buffer, now);
+    int went = send_now(c, frame, buffer, now, msg);
     if (went != 0) return went > 0;
   }
   enqueue(c, frame, buffer, now, drop);
@@ -120,22 +133,16 @@ static bool same_format(const frame_format *a, const frame_format *b) {
 }
 
 /*
-** A new format: consumers whose rows do not take it are refused it and
-** leave, before any frame of it goes (they go to `gone`). Locked.
+** A new format: consumers whose rows do not take it are refused it. Each
+** still gets the frames of the old format it has queued (under BLOCK, none is
+** lost), then the reason, and leaves (pump()); none gets a frame of the new
+** format. Locked.
 */
-static void change_format(gpures_fanout *f, const frame_format *ff, consumer **gone, uint32_t *num_gone,
-                          frame_list *drop) {
-  char why[300];
-  f->format = *ff;
-  for (uint32_t i = 0; i < f->num_consumers;) {
+static void change_format(gpures_fanout *f, const frame_format *ff) {
+  for (uint32_t i = 0; i < f->num_consumers; i++) {
     consumer *c = f->consumers[i];
-    if (gpures__caps_take(&c->terms, ff, why, sizeof why)) {
-      i++;
-      continue;
-    }
-    gpures__send_refusal(gpures_session_fd(c->session), "caps", why);
-    gpures__fanout_remove(f, c, drop);
-    gone[(*num_gone)++] = c;
+    if (!c->refusing && !gpures__caps_take(&c->terms, ff, c->refusal, sizeof c->refusal))
+      c->refusing = true;
   }
 }
 
@@ -176,6 +183,8 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   int status = gpures_buffer_id(frame, &buffer);
   if (status == GPURES_OK) status = format_of(op, frame, &ff);
   if (status != GPURES_OK) return gpures__refail(op, status);
+  gpures__wire_message msg; /* once for every consumer: the descriptor and metadata are the frame's */
+  if ((status = gpures__wire_encode(&op, frame, &msg)) != GPURES_OK) return status;
   op.kind = ff.kind;
   if (!buffer)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame",
@@ -185,13 +194,13 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   frame_list drop = {NULL, 0, 0};
   gpures__fanout_ref(f); /* a close while this waits frees nothing under it */
   pthread_mutex_lock(&f->mu);
-  if (f->format.kind && !same_format(&f->format, &ff)) change_format(f, &ff, gone, &num_gone, &drop);
+  if (f->format.kind && !same_format(&f->format, &ff)) change_format(f, &ff);
   f->format = ff;
   status = wait_for_room(op, f, timeout_ms);
   uint64_t now = gpures_clock_us();
   for (uint32_t i = 0; status == GPURES_OK && i < f->num_consumers;) {
     consumer *c = f->consumers[i];
-    if (offer(c, frame, buffer, now, &drop)) {
+    if (offer(c, frame, buffer, now, &msg, &drop)) {
       i++;
       continue;
     }

@@ -33,6 +33,8 @@ typedef struct consumer {
   sent_frame sent[GPURES_FANOUT_MAX_DEPTH];
   uint32_t in_flight;
   gpures_consumer_stats stats;
+  bool refusing;       /* the frames' new format is not one it takes: it gets what it has queued, then this */
+  char refusal[300];
 } consumer;
 
 /* The frames' format, as the last published frame had it: a change is checked against caps. */

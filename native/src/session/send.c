@@ -208,6 +208,13 @@ static int send_message(gpures__op op, gpures_session *s, gpures_handle handle, 
   }
 }
 
+int gpures__session_send_encoded(gpures_session *s, gpures_handle handle, uint64_t buffer,
+                                 const gpures__wire_message *msg, uint32_t *out_sent) {
+  gpures__op op = {"send", msg->h.kind};
+  *out_sent = 0;
+  return send_message(op, s, handle, buffer, msg, GPURES_CHANNEL_NONBLOCK, out_sent);
+}
+
 int gpures_session_send(gpures_session *s, gpures_handle handle, uint32_t flags,
                         uint32_t *out_sent) {
   gpures__op op = {"send", 0};

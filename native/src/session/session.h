@@ -100,6 +100,13 @@ bool gpures__session_take_flight(gpures_session *s, uint64_t buffer, uint64_t se
 /* Lets every frame in flight go (the peer ended, or we close): their releases are not coming. */
 void gpures__session_drop_flights(gpures_session *s, bool retire);
 
+/*
+** send.c: gpures_session_send() of a frame of `buffer` (not 0) whose message
+** gpures__wire_encode() made already, without waiting: a fan-out encodes a
+** frame once for all its consumers.
+*/
+int gpures__session_send_encoded(gpures_session *s, gpures_handle handle, uint64_t buffer,
+                                 const gpures__wire_message *msg, uint32_t *out_sent);
 /* send.c: the buffer is gone; a sending session that announced it tells its peer (FORGET). */
 void gpures__session_forget_buffer(gpures_session *s, uint64_t buffer);
 /* send.c: rings the receiver's doorbell, if it gave one. Locked. */
