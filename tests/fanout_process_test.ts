@@ -5,7 +5,8 @@
 // dropOldest consumer stopped with SIGSTOP for a second drops frames for
 // itself only (the pool, sized by the rule, never makes the producer wait for
 // a slot) and goes on after SIGCONT; a consumer killed mid-stream leaves and
-// gives back what it held; a consumer that joins late gets frames from then on.
+// gives back what it held; a consumer that joins after 1,000 frames gets every
+// frame from then on.
 
 import assert from "node:assert/strict";
 import { Channel, FrameFanout, FramePool } from "../mod.ts";
@@ -30,13 +31,14 @@ interface Report {
 
 Deno.test({
   name:
-    "8 consumer processes, mixed policies, one stopped, one killed, one late, a resolution switch: " +
+    "8 consumer processes, mixed policies, one stopped, one killed, one joining after 1,000 frames, a resolution switch: " +
     "every frame intact and announced, block consumers get all, the stopped one drops and resumes, no slot waited for",
   ignore: !linux,
   sanitizeResources: false, // the consumers' pipes close when they exit, after the test's last await
   async fn() {
     const path = `@gpures-fanout-${Deno.pid}`;
-    const FRAMES = 450;
+    const FRAMES = 1200;
+    const RATE = 300; // frames a second
     const SLOTS = 24; // reserve 1 + deepest queue 4 + 9 windows of 2 = 23
     const pools = [
       FramePool.create({ format: "NV12", width: 160, height: 96, slots: SLOTS }),
@@ -68,21 +70,21 @@ Deno.test({
       const start = performance.now();
       let stoppedAt = 0, resumedAt = 0;
       for (let seq = 0; seq < FRAMES; seq++) {
-        const pool = pools[seq >= 150 && seq < 300 ? 1 : 0];
+        const pool = pools[seq >= 400 && seq < 800 ? 1 : 0];
         const frame = pool.tryAcquire();
         assert.ok(frame, `frame ${seq}: a slot is free (the pool covers what consumers may hold)`);
         frame.setMeta(patternMeta(seq, paint(pool.planes(frame), seq)));
         await fanout.publish(frame);
         frame.release();
-        if (seq === 100) stopped.child.kill("SIGSTOP"), stoppedAt = performance.now();
-        if (seq === 120) killed.kill();
-        if (seq === 250) stopped.child.kill("SIGCONT"), resumedAt = performance.now();
-        if (seq === 300) {
+        if (seq === 200) stopped.child.kill("SIGSTOP"), stoppedAt = performance.now();
+        if (seq === 250) killed.kill();
+        if (seq === 500) stopped.child.kill("SIGCONT"), resumedAt = performance.now();
+        if (seq === 1000) {
           late = new Peer(CONSUMER, [path, "block"], ["--allow-ffi", "--allow-env=GPURES_LIB"]);
           await fanout.join(await listener.accept());
           await late.out.expect("joined ");
         }
-        await sleep(start + (seq + 1) * (1000 / 150) - performance.now()); // 150 frames a second
+        await sleep(start + (seq + 1) * (1000 / RATE) - performance.now());
       }
       assert.ok(resumedAt - stoppedAt >= 950, `stopped for ${resumedAt - stoppedAt} ms`);
       await eventually(() => fanout.stats.consumers === 8, "the killed consumer left", 5000);
@@ -104,7 +106,9 @@ Deno.test({
         assert.equal(r.corrupt, 0, `${who}: ${r.first}`);
         assert.equal(r.sizeMismatch, 0, `${who}: a frame came before its formatchange`);
         assert.equal(r.backwards, 0, `${who}: a frame came out of order`);
-        assert.equal(r.last, FRAMES - 1, `${who} got the last frame`);
+        // Block consumers get the last frame (flush() waits for their queues); the others may
+        // have had it queued still when close() let their queues go.
+        if (i < 3 || i === 7) assert.equal(r.last, FRAMES - 1, `${who} got the last frame`);
       }
       for (const i of [0, 1, 2]) {
         assert.equal(reports[i].frames, FRAMES, `block consumer ${i} got every frame`);
@@ -112,7 +116,7 @@ Deno.test({
       }
       assert.equal(
         reports[7].frames,
-        FRAMES - 301,
+        FRAMES - 1001,
         "the late consumer got every frame after it joined",
       );
       assert.deepEqual(reports[7].formats, ["160x96"]);

@@ -135,8 +135,12 @@ Deno.test({
     assert.equal(fanout.consumers()[0].delivered, 2);
     using fourth = await pool.acquire();
     const stuck = fanout.publish(fourth);
+    await new Promise((r) => setTimeout(r, 20)); // the wait is registered with the fan-out
     fanout.close();
-    await assert.rejects(stuck, ReleasedError);
+    await assert.rejects(
+      stuck,
+      (e) => e instanceof ReleasedError && /the fan-out was closed/.test(e.message),
+    );
     assert.throws(() => fanout.tryPublish(fourth), ReleasedError);
     assert.equal(fanout.stats.left, 1);
     c.close();

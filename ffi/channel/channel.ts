@@ -198,7 +198,7 @@ function encodeSubscription(options: SubscribeOptions): Uint8Array {
     const v = own(options, name) ?? 0;
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 64) {
       throw new InvalidHandleError(
-        `Cannot subscribe: ${name} is ${v}; it is 1 to 64`,
+        `Cannot subscribe: ${name} is ${v}; it is 1 to 64 (0 or absent: the default)`,
         "INVALID_VALUE",
         name,
       );
@@ -239,7 +239,8 @@ export function decodeSubscription(view: DataView): Subscription {
 
 /** What a fan-out needs of a channel it takes: its fd, a wait, and the hand-over. */
 export interface ChannelHandover {
-  fd: number;
+  /** The fd, still this channel's: throws ReleasedError once the channel was closed meanwhile. */
+  live(): number;
   waitReadable(ms: number): Promise<boolean>;
   detach(): void;
 }
@@ -368,7 +369,7 @@ export class Channel extends EventTarget {
   static {
     handover = (channel, verb) => {
       const socket = channel.#socket;
-      const fd = socket.open(verb);
+      socket.open(verb);
       if (channel.#role !== 0) {
         throw new InvalidHandleError(
           `Cannot ${verb}: the channel carries frames already; a consumer joins on a new channel`,
@@ -377,7 +378,7 @@ export class Channel extends EventTarget {
         );
       }
       return {
-        fd,
+        live: () => socket.open(verb),
         waitReadable: (ms) => socket.waitFor(1, ms),
         detach: () => {
           unclosed.unregister(channel);

@@ -176,8 +176,8 @@ export class FrameFanout {
     const pool = own(options, "pool") as FramePool | undefined;
     const slots = pool !== undefined
       ? pool.options.slots
-      : count(what, "slots", own(options, "slots"), 1, 4096);
-    const reserve = count(what, "reserve", own(options, "reserve") ?? 1, 1, 4095);
+      : count(what, "slots", own(options, "slots"), 1, 256);
+    const reserve = count(what, "reserve", own(options, "reserve") ?? 1, 1, 255);
     const maxConsumers = count(what, "maxConsumers", own(options, "maxConsumers") ?? 64, 1, 256);
     const out = new BigUint64Array(1);
     check(lib().gpures_fanout_create(new Uint32Array([16, slots, reserve, maxConsumers]), out));
@@ -194,8 +194,9 @@ export class FrameFanout {
   /**
    * Admits the consumer at the other end of `channel` once its JOIN comes
    * (it called {@link Channel.subscribe}); resolves with its id. The channel
-   * is the fan-out's from then on (closed here, whatever the outcome but a
-   * timeout). A consumer that cannot be served (the fan-out full, a pool too
+   * is the fan-out's once the JOIN came (closed here, whatever the verdict);
+   * a timeout, or a close of the channel or of the fan-out meanwhile, leaves
+   * it as it was. A consumer that cannot be served (the fan-out full, a pool too
    * small for its terms, terms out of range, caps that do not take the
    * frames' format, a first message that is no JOIN) hears the reason, and
    * this rejects with it: UnsupportedError or InvalidHandleError naming the
@@ -209,7 +210,8 @@ export class FrameFanout {
     const out = new BigUint64Array(1);
     const until = performance.now() + timeout;
     for (;;) {
-      const status = lib().gpures_fanout_join(this.#live("join"), taken.fd, 0, out);
+      // Looked at again each time: a channel closed meanwhile may have had its fd number reused.
+      const status = lib().gpures_fanout_join(this.#live("join"), taken.live(), 0, out);
       if (status === 0) return taken.detach(), out[0];
       const error = lastError(status);
       if (status !== TIMED_OUT) {
@@ -244,7 +246,8 @@ export class FrameFanout {
 
   /**
    * Offers `frame` to every consumer, waiting (holding no thread) while a
-   * BLOCK consumer's queue is full. Publishes keep their order. Rejects with
+   * BLOCK consumer's queue is full. Publishes keep their order among
+   * themselves (a `tryPublish()` made while one waits goes first). Rejects with
    * TimeoutError after `timeout` ms (no consumer got the frame) and with
    * ReleasedError when the fan-out closes meanwhile.
    */

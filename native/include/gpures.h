@@ -1668,7 +1668,10 @@ GPURES_API int gpures_negotiate(const gpures_format_cap *producer, uint32_t num_
 ** (queued frames are the newest frames, shared between queues; frames in
 ** flight are each consumer's own). A join that would let that bound pass the
 ** pool's `slots` is refused: with the bound within the pool, a consumer under
-** a drop policy never makes the producer wait for a slot.
+** a drop policy never makes the producer wait for a slot. (One exception: a
+** consumer refused a new format drains the old frames it had queued, up to
+** its depth more, until it has them; the old frames are usually another
+** pool's.)
 **
 ** A consumer joins by sending a JOIN (gpures_session_subscribe) as the first
 ** message on its channel: its policy, depth, window and what it can take
@@ -1757,8 +1760,11 @@ GPURES_API int gpures_fanout_join(gpures_fanout *fanout, int fd, int32_t timeout
 ** Offers `frame` (a handle with a buffer identity: pooled or received) to
 ** every consumer under its policy; the caller keeps its reference. Waits up to
 ** timeout_ms (0: not at all, -1: no limit) while a BLOCK consumer's queue is
-** full: GPURES_E_TIMED_OUT then, and no consumer got the frame. It is offered
-** to all or none. STALE when the fan-out is closed.
+** full: GPURES_E_TIMED_OUT then, and no consumer got the frame (nor did a
+** format it brings take effect). STALE when the fan-out is closed;
+** UNSUPPORTED naming "acquire" for an acquire fence that cannot cross
+** processes, before any consumer got it. A send that fails for the frame
+** itself (no free fd) returns its error, the consumers before it having it.
 */
 GPURES_API int gpures_fanout_publish(gpures_fanout *fanout, gpures_handle frame, int32_t timeout_ms);
 /*
@@ -1792,7 +1798,11 @@ GPURES_API int gpures_fanout_negotiate(gpures_fanout *fanout, const gpures_forma
 /*
 ** Ends every consumer's session (their frames come back retired, as a
 ** sending session's close does), fails waiting publishes with STALE and
-** frees the fan-out. NULL: nothing.
+** frees the fan-out. NULL: nothing. A publish waiting on another thread
+** returns STALE at once; a join waiting there refuses its consumer (STALE)
+** when its JOIN comes or its time runs out (both hold the fan-out while they
+** wait). Any other call after close, or a second close, uses a pointer that
+** is gone.
 */
 GPURES_API int gpures_fanout_close(gpures_fanout *fanout);
 /*
@@ -1800,11 +1810,13 @@ GPURES_API int gpures_fanout_close(gpures_fanout *fanout);
 ** timeout_ms for the producer's answer. GPURES_OK with the terms granted in
 ** *out_granted (may be NULL); GPURES_E_TIMED_OUT when no answer came in time
 ** (call again; the JOIN is not sent twice, `subscription` is then ignored);
-** UNSUPPORTED with the producer's reason when it refused (the session ends);
-** INVALID_VALUE naming "subscription" when the peer answered with anything
-** else (it serves no fan-out: the message stays for gpures_session_receive()),
-** or naming the field of terms out of range. A receiving session, before its
-** first receive.
+** UNSUPPORTED (or INVALID_VALUE) with the producer's reason and field when
+** it refused, terms out of range included (the session ends); INVALID_VALUE
+** naming "subscription" when the peer answered with anything else (it serves
+** no fan-out: the message stays for gpures_session_receive()) or with terms
+** out of range, "numCaps" for more rows than a JOIN carries. A receiving
+** session, before its first receive; WELCOME and REFUSE reach only a session
+** that subscribed (any other refuses them, field "type").
 */
 GPURES_API int gpures_session_subscribe(gpures_session *session,
                                         const gpures_subscription *subscription,

@@ -9,6 +9,7 @@
 ** or before the first frame of the new format.
 */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -207,6 +208,8 @@ static void a_full_block_consumer_holds_the_publish_back_until_it_releases(void)
   CHECK_OK(gpures_release(publish_next(pool, f, 1))); /* queued: its depth */
   gpures_handle frame = 0;
   CHECK_OK(gpures_pool_acquire(pool, 0, 0, NULL, &frame));
+  gpures_frame_meta m = {.struct_size = sizeof m, .flags = GPURES_META_HAS_SEQUENCE, .sequence = 2};
+  CHECK_OK(gpures_meta_set(frame, &m));
   CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_fanout_publish(f, frame, 0));
   CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_fanout_publish(f, frame, 30));
   CHECK_EQ(stats_of(f, c.id).delivered, 1); /* nothing of the refused publish went */
@@ -214,10 +217,11 @@ static void a_full_block_consumer_holds_the_publish_back_until_it_releases(void)
   CHECK_OK(gpures_release(take(&c, &seq)));
   CHECK_OK(gpures_fanout_publish(f, frame, 2000)); /* the release opened the window */
   CHECK_OK(gpures_release(frame));
-  for (int64_t want = 1; want <= 2; want++) {
+  for (int64_t want = 1; want <= 2; want++) { /* the queued frame, then the one that waited */
     gpures_handle got = take(&c, &seq);
     CHECK(got != 0);
-    CHECK_OK(gpures_release(got));
+    CHECK_EQ(seq, want);
+    if (got) CHECK_OK(gpures_release(got));
   }
   CHECK(pool_settles(pool, 0));
   CHECK_OK(gpures_fanout_close(f));
@@ -450,7 +454,7 @@ static void joins_and_leaves_in_a_flood_leak_nothing(void) {
   CHECK_OK(gpures_pool_close(pool));
 }
 
-static void a_frame_without_a_buffer_identity_or_a_closed_fanout_is_refused(void) {
+static void a_frame_without_a_buffer_identity_or_a_desc_out_of_range_is_refused(void) {
   gpures_fanout *f = new_fanout(4);
   gpures_handle plain = sealable_rgba_frame();
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "frame", gpures_fanout_publish(f, plain, 0));
@@ -518,6 +522,132 @@ static void joins_whose_sizes_and_counts_lie_are_refused_naming_the_field(void) 
   CHECK_OK(gpures_fanout_close(f));
 }
 
+static void an_answer_to_a_join_never_sent_is_refused_and_ends_nothing(void) {
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  gpures_session *rx = NULL;
+  CHECK_OK(gpures_session_open(sv[1], GPURES_SESSION_RECEIVE, &rx));
+  struct { wire_header h; char body[512]; } refuse;
+  memset(&refuse, 0, sizeof refuse);
+  refuse.h = header_of(9 /* REFUSE */, 0, 0);
+  refuse.h.desc_size = sizeof refuse.body;
+  snprintf(refuse.body + 32, 480, "go away");
+  CHECK(send(sv[0], &refuse, sizeof refuse, 0) == (ssize_t)sizeof refuse);
+  wire_header welcome = header_of(8 /* WELCOME */, 0, 0);
+  CHECK(send(sv[0], &welcome, sizeof welcome, 0) == (ssize_t)sizeof welcome);
+  gpures_handle got = 0;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(rx, 0, &got));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(rx, 0, &got));
+  gpures_handle frame = sealable_rgba_frame(); /* the session goes on */
+  uint32_t sent = 0;
+  CHECK_OK(gpures_channel_send(sv[0], frame, 0, &sent));
+  CHECK_OK(gpures_session_receive(rx, 0, &got));
+  CHECK(got != 0);
+  CHECK_OK(gpures_release(got));
+  CHECK_OK(gpures_release(frame));
+  CHECK_EQ(session_stats(rx).refused, 2);
+  CHECK_OK(gpures_session_close(rx));
+  close(sv[0]);
+}
+
+/* A thread that publishes with no time limit while a BLOCK consumer is full. */
+static void *publish_forever(void *arg) {
+  void **args = arg;
+  intptr_t status = gpures_fanout_publish(args[0], (gpures_handle)(uintptr_t)args[1], -1);
+  return (void *)status;
+}
+
+static void a_close_ends_a_publish_waiting_on_another_thread_with_stale(void) {
+  gpures_pool *pool = new_nv12_pool(64, 32, 4);
+  gpures_fanout *f = new_fanout(4);
+  consumer_end c;
+  gpures_subscription t = terms(GPURES_POLICY_BLOCK, 1, 1);
+  CHECK_OK(join(f, &t, &c));
+  CHECK_OK(gpures_release(publish_next(pool, f, 0)));
+  CHECK_OK(gpures_release(publish_next(pool, f, 1))); /* window and queue full */
+  gpures_handle frame = 0;
+  CHECK_OK(gpures_pool_acquire(pool, 0, 0, NULL, &frame));
+  void *args[2] = {f, (void *)(uintptr_t)frame};
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, publish_forever, args) == 0);
+  usleep(50000); /* it waits */
+  CHECK_OK(gpures_fanout_close(f));
+  void *status = NULL;
+  CHECK(pthread_join(thread, &status) == 0);
+  CHECK_EQ((intptr_t)status, GPURES_E_STALE);
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_session_close(c.rx));
+  CHECK(pool_settles(pool, 0));
+  CHECK_OK(gpures_pool_close(pool));
+}
+
+static void a_publish_that_times_out_changes_no_format(void) {
+  gpures_pool *small = new_nv12_pool(64, 32, 6), *large = new_nv12_pool(128, 64, 6);
+  gpures_fanout *f = new_fanout(6);
+  consumer_end narrow, full;
+  gpures_subscription tn = terms(GPURES_POLICY_DROP_OLDEST, 1, 1), tf = terms(GPURES_POLICY_BLOCK, 1, 1);
+  tn.num_caps = 1;
+  tn.caps[0] = nv12_row(64, 32);
+  CHECK_OK(join(f, &tn, &narrow));
+  CHECK_OK(join(f, &tf, &full));
+  CHECK_OK(gpures_release(publish_next(small, f, 0)));
+  CHECK_OK(gpures_release(publish_next(small, f, 1))); /* the BLOCK consumer is full now */
+  gpures_handle big = 0;
+  CHECK_OK(gpures_pool_acquire(large, 0, 0, NULL, &big));
+  CHECK_FAILS(GPURES_E_TIMED_OUT, "timeout", gpures_fanout_publish(f, big, 0));
+  CHECK_OK(gpures_release(big));
+  int64_t seq = -1;
+  CHECK_OK(gpures_release(take(&full, &seq))); /* room again: the stream is still 64x32 */
+  gpures_handle frame = 0;
+  CHECK_OK(gpures_pool_acquire(small, 0, 0, NULL, &frame));
+  gpures_frame_meta m = {.struct_size = sizeof m, .flags = GPURES_META_HAS_SEQUENCE, .sequence = 2};
+  CHECK_OK(gpures_meta_set(frame, &m));
+  CHECK_OK(gpures_fanout_publish(f, frame, 1000));
+  CHECK_OK(gpures_release(frame));
+  for (int64_t want = 0; want < 3; want += 2) { /* the narrow one: its window, then the newest */
+    gpures_handle got = take(&narrow, &seq);
+    CHECK_EQ(seq, want);
+    if (got) CHECK_OK(gpures_release(got));
+  }
+  CHECK_EQ(consumers_now(f), 2); /* nobody was refused a format that never went out */
+  CHECK_OK(gpures_fanout_close(f));
+  CHECK_OK(gpures_session_close(narrow.rx));
+  CHECK_OK(gpures_session_close(full.rx));
+  CHECK(pool_settles(small, 0));
+  CHECK(pool_settles(large, 0));
+  CHECK_OK(gpures_pool_close(small));
+  CHECK_OK(gpures_pool_close(large));
+}
+
+static void a_frame_whose_fence_cannot_cross_is_refused_before_any_consumer_gets_it(void) {
+  gpures_pool *pool = new_nv12_pool(64, 32, 4);
+  gpures_fanout *f = new_fanout(4);
+  consumer_end a, b;
+  gpures_subscription t = terms(GPURES_POLICY_BLOCK, 1, 1);
+  CHECK_OK(join(f, &t, &a));
+  CHECK_OK(join(f, &t, &b));
+  gpures_handle frame = 0, local = 0;
+  CHECK_OK(gpures_pool_acquire(pool, 0, 0, NULL, &frame));
+  gpures_vk_semaphore_desc v = {.struct_size = sizeof v, .semaphore = 5}; /* process-local */
+  CHECK_OK(gpures_vk_semaphore_create(&v, NULL, &local));
+  CHECK_OK(gpures_fences_set(frame, local, 0));
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "acquire", gpures_fanout_publish(f, frame, 0));
+  CHECK_EQ(consumers_now(f), 2); /* nobody left over the frame's fence */
+  CHECK_EQ(stats_of(f, a.id).delivered + stats_of(f, b.id).delivered, 0);
+  gpures_fanout_stats fs = {.struct_size = sizeof fs};
+  CHECK_OK(gpures_fanout_stats_get(f, &fs));
+  CHECK_EQ(fs.published, 0);
+  CHECK_OK(gpures_fences_set(frame, 0, 0)); /* without it, the frame goes to both */
+  CHECK_OK(gpures_fanout_publish(f, frame, 0));
+  CHECK_EQ(stats_of(f, a.id).delivered + stats_of(f, b.id).delivered, 2);
+  CHECK_OK(gpures_release(local));
+  CHECK_OK(gpures_release(frame));
+  CHECK_OK(gpures_fanout_close(f));
+  CHECK_OK(gpures_session_close(a.rx));
+  CHECK_OK(gpures_session_close(b.rx));
+  CHECK_OK(gpures_pool_close(pool));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_consumer_gets_each_frame_once_and_the_slot_comes_home_after_the_last);
@@ -532,7 +662,11 @@ int main(void) {
   RUN(a_consumer_that_dies_holding_frames_leaves_and_gives_them_back);
   RUN(a_release_of_a_frame_never_sent_is_refused_and_frees_nothing);
   RUN(joins_and_leaves_in_a_flood_leak_nothing);
-  RUN(a_frame_without_a_buffer_identity_or_a_closed_fanout_is_refused);
+  RUN(a_frame_without_a_buffer_identity_or_a_desc_out_of_range_is_refused);
   RUN(joins_whose_sizes_and_counts_lie_are_refused_naming_the_field);
+  RUN(an_answer_to_a_join_never_sent_is_refused_and_ends_nothing);
+  RUN(a_close_ends_a_publish_waiting_on_another_thread_with_stale);
+  RUN(a_publish_that_times_out_changes_no_format);
+  RUN(a_frame_whose_fence_cannot_cross_is_refused_before_any_consumer_gets_it);
   return check_finish("test_fanout");
 }

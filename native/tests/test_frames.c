@@ -858,7 +858,7 @@ static void a_receiving_session_refuses_what_a_hostile_sender_makes_up(void) {
   CHECK(send_header(pair[0], header_of(MSG_RELEASE, 7, 3)) == 0);
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
   /* An unknown type, a lying size. */
-  h = header_of(99, 7, 6);
+  h = header_of(9, 7, 6);
   CHECK(send_header(pair[0], h) == 0);
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "type", gpures_session_receive(s, 0, &x));
   h = header_of(MSG_FRAME, 7, 6), h.meta_size = 64;
@@ -1365,10 +1365,31 @@ static void a_child_forked_amid_other_threads_calls_finds_every_lock_free(void) 
   for (uint32_t i = 0; i < AMID_FRAMES; i++) CHECK_OK(gpures_release(a.frames[i]));
 }
 
+static void a_new_handle_shows_nothing_of_the_metadata_its_slot_held_before(void) {
+  gpures_pool *p = new_nv12_pool(64, 32, 1);
+  gpures_handle a = 0, b = 0;
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &a));
+  gpures_frame_meta m = {.struct_size = sizeof m, .flags = GPURES_META_HAS_SEQUENCE | GPURES_META_HAS_USER_DATA,
+                         .sequence = 7, .user_data = {0xab}};
+  CHECK_OK(gpures_meta_set(a, &m));
+  CHECK_OK(gpures_release(a));
+  CHECK_OK(gpures_pool_acquire(p, 0, 0, NULL, &b)); /* the table's freed slot, most likely */
+  gpures_frame_meta got;
+  memset(&got, 0x5a, sizeof got);
+  got.struct_size = sizeof got;
+  CHECK_OK(gpures_meta_get(b, &got));
+  CHECK_EQ(got.flags, 0);
+  CHECK_EQ(got.sequence, 0);
+  CHECK_EQ(got.user_data[0], 0);
+  CHECK_OK(gpures_release(b));
+  CHECK_OK(gpures_pool_close(p));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_metadata_group_round_trips);
   RUN(an_absent_group_reads_as_zeros_whatever_was_written_in_it);
+  RUN(a_new_handle_shows_nothing_of_the_metadata_its_slot_held_before);
   RUN(bad_metadata_is_refused_naming_its_field);
   RUN(metadata_is_shared_by_clones_and_cleared_by_null);
   RUN(metadata_fields_are_listed_as_rows);

@@ -162,6 +162,11 @@ const LIES: { what: string; m: Message; fds?: () => number[]; field: string }[] 
     m: { type: 99, buffer: 7n, serial: 1n },
   },
   {
+    what: "a fan-out's refusal to a session that never subscribed",
+    field: "type",
+    m: { type: 9, buffer: 0n, serial: 0n },
+  },
+  {
     what: "a frame by id with an fd attached",
     field: "fds",
     m: frame(7n),

@@ -17,37 +17,50 @@
 
 void gpures__fanout_wake(gpures_fanout *f) {
   pthread_cond_broadcast(&f->room);
-  for (uint32_t i = 0; i < f->num_notices; i++) /* posting calls nothing back: safe under the lock */
-    (void)gpures__event_post_status(f->notices[i].queue, f->notices[i].token, GPURES_EVENT_ROOM,
-                                    f->closed ? GPURES_E_STALE : GPURES_OK);
-  f->num_notices = 0;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < f->num_notices; i++) { /* posting calls nothing back: safe under the lock */
+    int status = gpures__event_post_status(f->notices[i].queue, f->notices[i].token,
+                                           GPURES_EVENT_ROOM, f->closed ? GPURES_E_STALE : GPURES_OK);
+    if (status == GPURES_E_OUT_OF_MEMORY) f->notices[kept++] = f->notices[i]; /* told at the next wake */
+  }
+  f->num_notices = kept;
 }
 
-/* Whether the consumer takes one more frame without a publish waiting for it. */
-static bool has_room(const consumer *c) {
+/*
+** Whether the consumer takes one more frame without a publish waiting for
+** it; `next`, when not NULL, is the format of a frame that would change the
+** stream's: a consumer that will be refused it holds nothing back.
+*/
+static bool has_room(const consumer *c, const frame_format *next) {
   if (c->terms.policy != GPURES_POLICY_BLOCK || c->refusing) return true;
+  char why[8];
+  if (next && !gpures__caps_take(&c->terms, next, why, sizeof why)) return true;
   return c->queued < c->terms.depth || (!c->queued && c->in_flight < c->terms.window);
 }
 
 /* The first BLOCK consumer without room, or NULL: a publish may go. Locked. */
-static consumer *blocker(const gpures_fanout *f) {
+static consumer *blocker(const gpures_fanout *f, const frame_format *next) {
   for (uint32_t i = 0; i < f->num_consumers; i++)
-    if (!has_room(f->consumers[i])) return f->consumers[i];
+    if (!has_room(f->consumers[i], next)) return f->consumers[i];
   return NULL;
 }
 
+enum { SENT = 1, FULL = 0, OVER = -1, FAILED = -2 };
+
 /*
 ** Sends a frame to the consumer without waiting, from its message when the
-** caller encoded it (else NULL): 1 when it went, 0 when its socket was full,
-** -1 when its session is over (it leaves). Locked.
+** caller encoded it (else NULL): SENT, FULL (its socket is), OVER (its
+** session ended: it leaves), or FAILED (the send failed for this frame, out
+** of fds say: the status is recorded and the consumer stays). Locked.
 */
 static int send_now(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t published_us,
                     const gpures__wire_message *msg) {
   uint32_t sent = 0;
   int status = msg ? gpures__session_send_encoded(c->session, frame, buffer, msg, &sent)
                    : gpures_session_send(c->session, frame, GPURES_CHANNEL_NONBLOCK, &sent);
-  if (status != GPURES_OK) return -1;
-  if (!sent) return 0;
+  if (status == GPURES_E_STALE) return OVER;
+  if (status != GPURES_OK) return FAILED;
+  if (!sent) return FULL;
   c->sent[c->in_flight++] = (sent_frame){buffer, published_us};
   c->stats.delivered++;
   return 1;
@@ -63,15 +76,15 @@ static bool pump(consumer *c, frame_list *drop) {
   while (c->queued && c->in_flight < c->terms.window) {
     queued_frame *q = &c->queue[c->head];
     int went = send_now(c, q->frame, q->buffer, q->published_us, NULL);
-    if (went < 0) return false;
-    if (!went) return true; /* the next release or publish tries again */
+    if (went == OVER) return false;
+    if (went != SENT) return true; /* it stays queued: the next release or publish tries again */
     gpures__frames_add(drop, q->frame);
     c->head = (c->head + 1) % GPURES_FANOUT_MAX_DEPTH;
     c->queued--;
   }
   if (c->queued || !c->refusing) return true;
-  gpures__send_refusal(gpures_session_fd(c->session), "caps", c->refusal);
-  return false;
+  /* A full socket keeps the refusal for the next release or publish: it is never lost. */
+  return !gpures__send_refusal(gpures_session_fd(c->session), "caps", c->refusal);
 }
 
 /* Queues a frame for the consumer under its policy (room was checked for BLOCK). Locked. */
@@ -89,16 +102,20 @@ static void enqueue(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t 
   c->queue[(c->head + c->queued++) % GPURES_FANOUT_MAX_DEPTH] = (queued_frame){frame, buffer, now};
 }
 
-/* Offers the frame (its message: `msg`) to one consumer: false when it leaves (pump()). Locked. */
-static bool offer(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t now,
-                  const gpures__wire_message *msg, frame_list *drop) {
-  if (c->refusing) return pump(c, drop); /* no frame of the new format for it */
+/*
+** Offers the frame (its message: `msg`) to one consumer: SENT (sent or
+** queued), OVER (it leaves, pump()) or FAILED (nothing of the frame is its,
+** the send's status recorded). Locked.
+*/
+static int offer(consumer *c, gpures_handle frame, uint64_t buffer, uint64_t now,
+                 const gpures__wire_message *msg, frame_list *drop) {
+  if (c->refusing) return pump(c, drop) ? SENT : OVER; /* no frame of the new format for it */
   if (!c->queued && c->in_flight < c->terms.window) {
     int went = send_now(c, frame, buffer, now, msg);
-    if (went != 0) return went > 0;
+    if (went != FULL) return went;
   }
   enqueue(c, frame, buffer, now, drop);
-  return pump(c, drop);
+  return pump(c, drop) ? SENT : OVER;
 }
 
 /* The pixel format whose DRM fourcc this is; 0 for none. */
@@ -139,11 +156,14 @@ static bool same_format(const frame_format *a, const frame_format *b) {
 ** format. Locked.
 */
 static void change_format(gpures_fanout *f, const frame_format *ff) {
+  bool unblocked = false;
   for (uint32_t i = 0; i < f->num_consumers; i++) {
     consumer *c = f->consumers[i];
-    if (!c->refusing && !gpures__caps_take(&c->terms, ff, c->refusal, sizeof c->refusal))
-      c->refusing = true;
+    if (c->refusing || gpures__caps_take(&c->terms, ff, c->refusal, sizeof c->refusal)) continue;
+    c->refusing = true;
+    unblocked |= c->terms.policy == GPURES_POLICY_BLOCK;
   }
+  if (unblocked) gpures__fanout_wake(f); /* publishes it held back may go */
 }
 
 static struct timespec deadline_after(int32_t ms) {
@@ -159,20 +179,41 @@ static struct timespec deadline_after(int32_t ms) {
   return t;
 }
 
-/* Waits (locked) until no BLOCK consumer holds the publish back. */
-static int wait_for_room(gpures__op op, gpures_fanout *f, int32_t timeout_ms) {
+/*
+** Waits (locked) until no BLOCK consumer holds back a publish of a frame of
+** format `next` (NULL: the stream's). No consumer pointer is kept across a
+** wait: the lock is down meanwhile, and a consumer may leave and be freed.
+*/
+static int wait_for_room(gpures__op op, gpures_fanout *f, int32_t timeout_ms, const frame_format *next) {
   struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
-  for (;;) {
+  for (bool expired = false;;) {
     if (f->closed) return gpures__fail(op, GPURES_E_STALE, "fanout", "the fan-out is closed");
-    consumer *c = blocker(f);
+    consumer *c = blocker(f, next);
     if (!c) return GPURES_OK;
-    if (timeout_ms == 0 ||
-        (timeout_ms > 0 && pthread_cond_timedwait(&f->room, &f->mu, &deadline) == ETIMEDOUT && blocker(f)))
+    if (timeout_ms == 0 || expired)
       return gpures__fail(op, GPURES_E_TIMED_OUT, "timeout",
                           "consumer %llu (BLOCK) holds %u frames and has %u queued, its most",
                           (unsigned long long)c->id, c->in_flight, c->queued);
     if (timeout_ms < 0) pthread_cond_wait(&f->room, &f->mu);
+    else expired = pthread_cond_timedwait(&f->room, &f->mu, &deadline) == ETIMEDOUT;
   }
+}
+
+/* A frame whose acquire fence cannot cross processes is refused before any consumer is touched. */
+static int check_fence(gpures__op op, gpures_handle frame) {
+  gpures_handle acquire = 0, release = 0;
+  int status = gpures_fences_get(frame, &acquire, &release);
+  (void)gpures_release(release);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  gpures__wire_message fence;
+  gpures__op fence_op = op;
+  status = acquire ? gpures__wire_encode(&fence_op, acquire, &fence) : GPURES_OK;
+  (void)gpures_release(acquire);
+  if (status == GPURES_OK) return GPURES_OK;
+  return gpures__fail(op, GPURES_E_UNSUPPORTED, "acquire",
+                      "the frame's acquire fence, a %s, cannot cross processes: give the frame an "
+                      "fd-backed one (SyncFile, CpuFence, VkSemaphoreFd)",
+                      gpures__kind_name(fence_op.kind));
 }
 
 int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout_ms) {
@@ -189,25 +230,35 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   if (!buffer)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame",
                         "the frame has no buffer identity; a fan-out carries pooled or received frames");
+  if ((status = check_fence(op, frame)) != GPURES_OK) return status;
   consumer *gone[GPURES_FANOUT_MAX_CONSUMERS];
   uint32_t num_gone = 0;
   frame_list drop = {NULL, 0, 0};
   gpures__fanout_ref(f); /* a close while this waits frees nothing under it */
   pthread_mutex_lock(&f->mu);
-  if (f->format.kind && !same_format(&f->format, &ff)) change_format(f, &ff);
-  f->format = ff;
-  status = wait_for_room(op, f, timeout_ms);
+  /* A new format takes effect with the frame that brings it: a publish that waits in vain changes nothing. */
+  bool changes = f->format.kind && !same_format(&f->format, &ff);
+  status = wait_for_room(op, f, timeout_ms, changes ? &ff : NULL);
+  if (status == GPURES_OK && changes) change_format(f, &ff);
+  if (status == GPURES_OK) f->format = ff;
   uint64_t now = gpures_clock_us();
+  int failed = GPURES_OK;
   for (uint32_t i = 0; status == GPURES_OK && i < f->num_consumers;) {
     consumer *c = f->consumers[i];
-    if (offer(c, frame, buffer, now, &msg, &drop)) {
+    int went = offer(c, frame, buffer, now, &msg, &drop);
+    if (went == FAILED) { /* the consumers before it have the frame; the caller hears why */
+      failed = gpures__refail(op, gpures_last_status());
+      break;
+    }
+    if (went == SENT) {
       i++;
       continue;
     }
     gpures__fanout_remove(f, c, &drop); /* its session ended: it leaves */
     gone[num_gone++] = c;
   }
-  if (status == GPURES_OK) f->stats.published++;
+  if (status == GPURES_OK && failed == GPURES_OK) f->stats.published++;
+  if (status == GPURES_OK) status = failed;
   pthread_mutex_unlock(&f->mu);
   gpures__frames_release(&drop);
   for (uint32_t i = 0; i < num_gone; i++) gpures__consumer_end(gone[i]);
@@ -253,7 +304,7 @@ int gpures_fanout_notify(gpures_fanout *f, uint32_t queue, uint64_t token) {
   if (!gpures__event_queue_open(queue))
     return gpures__fail(op, GPURES_E_STALE, "queue", "queue %u is not open", queue);
   pthread_mutex_lock(&f->mu);
-  bool now = f->closed || !blocker(f);
+  bool now = f->closed || !blocker(f, NULL);
   bool kept = now || gpures__grow((void **)&f->notices, &f->cap_notices, f->num_notices,
                                   sizeof *f->notices, 4, 1u << 20);
   if (!now && kept) f->notices[f->num_notices++] = (room_notice){queue, token};

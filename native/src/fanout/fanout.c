@@ -257,6 +257,7 @@ int gpures_fanout_close(gpures_fanout *f) {
       gpures__frames_add(&drop, c->queue[c->head].frame);
   f->stats.left += n;
   f->stats.consumers = 0;
+  f->stats.bound = gpures__fanout_bound(f, NULL);
   gpures__fanout_wake(f);
   pthread_mutex_unlock(&f->mu);
   gpures__frames_release(&drop);

@@ -79,11 +79,11 @@ void gpures__fanout_remove(gpures_fanout *f, consumer *c, frame_list *drop);
 void gpures__consumer_end(consumer *c);
 /* fanout.c: the consumer whose session is s, or NULL. Locked. */
 consumer *gpures__fanout_find(const gpures_fanout *f, const gpures_session *s);
-/* deliver.c: wakes publishes waiting for room, and posts the notices. Locked; posts after unlocking via *out. */
+/* deliver.c: wakes publishes waiting for room, and posts the notices. Locked. */
 void gpures__fanout_wake(gpures_fanout *f);
 /* join.c: whether a consumer's rows take format `ff`; when not, why, into why[size]. */
 bool gpures__caps_take(const gpures_subscription *terms, const frame_format *ff, char *why, size_t size);
-/* join.c: sends a REFUSE (field, reason) on a channel, without waiting. */
-void gpures__send_refusal(int fd, const char *field, const char *reason);
+/* join.c: sends a REFUSE (field, reason) on a channel, without waiting: false when it did not go. */
+bool gpures__send_refusal(int fd, const char *field, const char *reason);
 
 #endif /* GPURES_FANOUT_H */

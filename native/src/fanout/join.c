@@ -36,7 +36,7 @@ static bool refuse(refusal *r, int status, const char *field, const char *fmt, .
   return false;
 }
 
-void gpures__send_refusal(int fd, const char *field, const char *reason) {
+bool gpures__send_refusal(int fd, const char *field, const char *reason) {
   struct {
     gpures__wire_header h;
     gpures__wire_refusal r;
@@ -48,7 +48,8 @@ void gpures__send_refusal(int fd, const char *field, const char *reason) {
   snprintf(msg.r.reason, sizeof msg.r.reason, "%s", reason);
   uint32_t sent = 0;
   gpures__op op = {"refuse a consumer", 0};
-  (void)gpures__datagram_send(op, fd, GPURES_CHANNEL_NONBLOCK, &msg, sizeof msg, NULL, 0, &sent);
+  return gpures__datagram_send(op, fd, GPURES_CHANNEL_NONBLOCK, &msg, sizeof msg, NULL, 0, &sent) ==
+             GPURES_OK && sent;
 }
 
 /* A consumer's memory bits that can carry frames of `kind` (0: the kind is not checked). */
@@ -112,10 +113,17 @@ static bool check_terms(const gpures__wire_header *h, const unsigned char *body,
     const gpures_format_cap *c = &t->caps[i];
     char field[32];
     bool format = gpures_pixel_format_info_of(c->format) != NULL;
-    snprintf(field, sizeof field, format ? "caps[%u].memory" : "caps[%u].format", i);
-    if (!format || !c->memory || (c->memory & ~7u))
-      return refuse(r, GPURES_E_INVALID_VALUE, field, "row %u names format %u, memory 0x%x: "
-                    "a PixelFormat id and GPURES_MEMORY_* bits", i, c->format, c->memory);
+    bool memory = c->memory && !(c->memory & ~7u);
+    bool align = c->row_align <= 4096 && !(c->row_align & (c->row_align - 1)); /* 0, 1: any */
+    snprintf(field, sizeof field, !format   ? "caps[%u].format"
+                                  : !memory ? "caps[%u].memory"
+                                  : !align  ? "caps[%u].rowAlign"
+                                            : "caps[%u].flags", i);
+    if (!format || !memory || !align || (c->flags & ~GPURES_CAP_EXTERNAL_ONLY))
+      return refuse(r, GPURES_E_INVALID_VALUE, field,
+                    "row %u names format %u, memory 0x%x, row alignment %u, flags 0x%x: a "
+                    "PixelFormat id, GPURES_MEMORY_* bits, a power of two up to 4096, GPURES_CAP_* bits",
+                    i, c->format, c->memory, c->row_align, c->flags);
   }
   memset(&t->caps[t->num_caps], 0, (GPURES_FANOUT_MAX_CAPS - t->num_caps) * sizeof t->caps[0]);
   return true;
@@ -163,17 +171,26 @@ static int admit(gpures__op op, gpures_fanout *f, gpures_session *s, const gpure
   msg.h = gpures__session_header(GPURES__MSG_WELCOME, 0, 0);
   msg.h.desc_size = sizeof msg.terms;
   msg.terms = c->terms;
+  /*
+  ** The session's end reaches the fan-out from now on (the service thread's
+  ** hook waits for the lock held here, then finds the consumer): one that
+  ** hangs up right after its WELCOME still leaves.
+  */
+  gpures__session_set_fanout(s, f);
   uint32_t sent = 0;
   int status = gpures__datagram_send(op, gpures_session_fd(s), GPURES_CHANNEL_NONBLOCK, &msg,
                                      sizeof msg, NULL, 0, &sent);
   if (status == GPURES_OK && !sent)
     status = gpures__fail(op, GPURES_E_OS_ERROR, "fd", "the consumer's channel is full before its WELCOME");
-  if (status != GPURES_OK) return gpures__free(c), status;
+  if (status != GPURES_OK) {
+    gpures__session_set_fanout(s, NULL);
+    gpures__free(c);
+    return status;
+  }
   f->consumers[f->num_consumers++] = c;
   f->stats.joined++;
   f->stats.consumers = f->num_consumers;
   f->stats.bound = gpures__fanout_bound(f, NULL);
-  gpures__session_set_fanout(s, f);
   *out_id = c->id;
   return GPURES_OK;
 }
@@ -199,6 +216,8 @@ static bool read_join(gpures__op op, int fd, gpures_subscription *t, refusal *r)
   return check_terms(&h, body, t, r);
 }
 
+static int admit_or_refuse(gpures__op op, gpures_fanout *f, int fd, uint64_t *out_consumer);
+
 int gpures_fanout_join(gpures_fanout *f, int fd, int32_t timeout_ms, uint64_t *out_consumer) {
   gpures__op op = {"admit a consumer to a fan-out", 0};
   if (!out_consumer) return gpures__fail(op, GPURES_E_NULL_POINTER, "outConsumer", "outConsumer is null");
@@ -209,8 +228,17 @@ int gpures_fanout_join(gpures_fanout *f, int fd, int32_t timeout_ms, uint64_t *o
   if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_SEQPACKET)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "fd", "fd %d is not a channel", fd);
   struct pollfd p = {fd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms) <= 0)
-    return gpures__fail(op, GPURES_E_TIMED_OUT, "timeout", "no JOIN came within %d ms", timeout_ms);
+  gpures__fanout_ref(f); /* a close while this waits for the JOIN frees nothing under it */
+  int ready = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+  int status = ready > 0 ? admit_or_refuse(op, f, fd, out_consumer)
+                         : gpures__fail(op, GPURES_E_TIMED_OUT, "timeout", "no JOIN came within %d ms",
+                                        timeout_ms);
+  gpures__fanout_unref(f);
+  return status;
+}
+
+/* The JOIN waiting on fd, read and judged; fd is the fan-out's whatever the verdict. */
+static int admit_or_refuse(gpures__op op, gpures_fanout *f, int fd, uint64_t *out_consumer) {
   gpures_subscription t;
   refusal r = {GPURES_OK, "", ""};
   gpures_session *s = NULL;
@@ -225,6 +253,7 @@ int gpures_fanout_join(gpures_fanout *f, int fd, int32_t timeout_ms, uint64_t *o
   pthread_mutex_unlock(&f->mu);
   if (ok && status == GPURES_OK) return GPURES_OK;
   if (!ok) gpures__send_refusal(fd, r.field, r.reason);
+  else (void)gpures__send_refusal(fd, gpures_last_error_field(), gpures_last_error());
   if (s) (void)gpures_session_close(s); /* its fd with it */
   else (void)close(fd);
   return ok ? status : gpures__fail(op, r.status, r.field, "%s", r.reason);

@@ -327,10 +327,14 @@ static int take_message(gpures__op op, gpures_session *s, gpures__datagram *d, u
       *again = true;
       return take_fence(op, s, &h, body, d); /* refused: the caller marks its frame */
     case GPURES__MSG_WELCOME: /* a subscribe that stopped waiting: the terms are as asked or less */
+    case GPURES__MSG_REFUSE:
+      if (!gpures__session_subscribed(s)) /* only a fan-out this session joined answers it */
+        return gpures__fail(op, GPURES_E_INVALID_VALUE, "type",
+                            "a fan-out's answer (type %u) came to a session that never subscribed",
+                            h.type);
+      if (h.type == GPURES__MSG_REFUSE) return gpures__session_refusal(op, s, &h, body);
       *again = true;
       return GPURES_OK;
-    case GPURES__MSG_REFUSE:
-      return gpures__session_refusal(op, s, &h, body);
     case GPURES__MSG_BELL:
       /* The peer receives on this channel too and gave its doorbell to a sender that is not
       ** here; the fd closes with the datagram. */

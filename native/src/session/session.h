@@ -143,6 +143,8 @@ void gpures__fanout_ended(struct gpures_fanout *f, gpures_session *s);
 */
 int gpures__session_refusal(gpures__op op, gpures_session *s, const gpures__wire_header *h,
                             const unsigned char *body);
+/* subscribe.c: whether the session sent a JOIN (so a WELCOME or REFUSE may answer it). */
+bool gpures__session_subscribed(gpures_session *s);
 /* session.c: the fan-out the session serves (a reference is taken; NULL drops it). */
 void gpures__session_set_fanout(gpures_session *s, struct gpures_fanout *f);
 /* session.c: that fan-out with a reference for the caller, or NULL. */

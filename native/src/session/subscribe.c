@@ -9,6 +9,7 @@
 #if !defined(_WIN32)
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -55,8 +56,17 @@ static int peek_type(gpures__op op, gpures_session *s, int32_t timeout_ms, int *
   if (got == 0) return gpures__fail(op, GPURES_E_STALE, "channel", "the producer hung up without answering");
   if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return GPURES_OK;
   if (got < 0) return gpures__os_fail(op, "channel", "recv", errno);
-  *out_type = h.magic == GPURES__WIRE_MAGIC && got >= (ssize_t)GPURES__WIRE_HEADER_1_2 ? (int)h.type : 0;
+  /* A 1.2 header has no type (its bytes there are the body's): it is a HANDLE. */
+  bool full = h.magic == GPURES__WIRE_MAGIC && h.header_size == sizeof h && got >= (ssize_t)sizeof h;
+  *out_type = full ? (int)h.type : GPURES__MSG_HANDLE;
   return GPURES_OK;
+}
+
+bool gpures__session_subscribed(gpures_session *s) {
+  pthread_mutex_lock(&s->mu);
+  bool sent = s->join_sent;
+  pthread_mutex_unlock(&s->mu);
+  return sent;
 }
 
 int gpures__session_refusal(gpures__op op, gpures_session *s, const gpures__wire_header *h,
@@ -68,6 +78,8 @@ int gpures__session_refusal(gpures__op op, gpures_session *s, const gpures__wire
   for (char *c = r.field; *c; c++) /* the peer's text names a field: letters, digits, dots */
     if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '[' || *c == ']'))
       *c = '_';
+  for (char *c = r.reason; *c; c++) /* and its reason is one line of text */
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';
   pthread_mutex_lock(&s->mu);
   s->ended = true;
   pthread_mutex_unlock(&s->mu);
@@ -90,6 +102,13 @@ static int read_answer(gpures__op op, gpures_session *s, gpures_subscription *ou
   gpures_subscription granted;
   memset(&granted, 0, sizeof granted);
   memcpy(&granted, body, h.desc_size < sizeof granted ? h.desc_size : sizeof granted);
+  if (h.type != GPURES__MSG_WELCOME || h.desc_size < offsetof(gpures_subscription, caps) ||
+      granted.policy < GPURES_POLICY_BLOCK || granted.policy > GPURES_POLICY_LATEST ||
+      !granted.depth || granted.depth > GPURES_FANOUT_MAX_DEPTH || !granted.window ||
+      granted.window > GPURES_FANOUT_MAX_DEPTH || !granted.consumer)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "subscription",
+                        "the producer's answer (type %u, %u bytes) is no WELCOME with terms in range",
+                        h.type, h.desc_size);
   granted.struct_size = sizeof granted;
   pthread_mutex_lock(&s->mu);
   s->joined = true;

@@ -77,7 +77,7 @@ static int occupy(gpures__op op, uint32_t kind, any_desc *local, const gpures_cr
   if (borrow) s->borrow = *borrow;
   else memset(&s->borrow, 0, sizeof s->borrow);
   atomic_store_explicit(&s->retired, false, memory_order_relaxed);
-  s->meta.flags = 0;
+  memset(&s->meta, 0, sizeof s->meta); /* nothing of the slot's last handle shows through */
   s->fences[0] = s->fences[1] = 0;
   uint32_t generation = (uint32_t)(atomic_load_explicit(&s->state, memory_order_relaxed) >> 32);
   if (generation == 0) generation = 1;
