@@ -31,6 +31,20 @@ async function run(...args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
 }
 
+/** Runs examples/<name> with `args` and --json; its report (the last line of stdout). */
+async function runExample(name: string, ...args: string[]): Promise<Record<string, unknown>> {
+  const example = new URL(`../examples/${name}`, import.meta.url).pathname;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", example, "--json", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout).trim();
+  assert.equal(out.code, 0, `${name} failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
+}
+
 function assertClean(report: Record<string, unknown>, frames: number): void {
   assert.equal(report.received, frames);
   assert.equal(report.intact, frames, "every frame's checksum matches on the other side");
@@ -84,24 +98,11 @@ Deno.test({
   name: "the transcode example decodes in one process and encodes in another, copying no byte",
   ignore: !ffmpeg,
   async fn() {
-    const example = new URL("../examples/transcode.ts", import.meta.url).pathname;
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", example, "--json", "--frames", "20", "--size", "320x240"],
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(120_000),
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout).trim();
-    assert.equal(
-      out.code,
-      0,
-      `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`,
-    );
-    const report = JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
+    const report = await runExample("transcode.ts", "--frames", "20", "--size", "320x240");
     assert.equal(report.decoded, 20);
     assert.equal(report.received, 20, "every decoded frame crossed as a handle");
     assert.equal(report.encoded, 20);
-    assert.ok(report.bytes > 0);
+    assert.ok((report.bytes as number) > 0);
     assert.equal(report.decoderCopiedBytes, 0);
     assert.equal(report.encoderCopiedBytes, 0);
     assert.equal(report.handlesAfter, 0);
@@ -114,21 +115,8 @@ Deno.test({
     "the fan-out example serves a recorder, an inference process and a preview at their own paces",
   ignore: !linux,
   async fn() {
-    const example = new URL("../examples/fan_out.ts", import.meta.url).pathname;
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", example, "--json", "--frames", "120", "--size", "320x240"],
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(120_000),
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout).trim();
-    assert.equal(
-      out.code,
-      0,
-      `the example failed:\n${stdout}\n${new TextDecoder().decode(out.stderr)}`,
-    );
-    const report = JSON.parse(stdout.slice(stdout.lastIndexOf("\n") + 1));
-    const [recorder, inference, preview] = report.consumers;
+    const report = await runExample("fan_out.ts", "--frames", "120", "--size", "320x240");
+    const [recorder, inference, preview] = report.consumers as Record<string, number>[];
     assert.equal(recorder.frames, 120, "the block consumer got every frame");
     assert.ok(recorder.wrong === 0 && inference.wrong === 0 && preview.wrong === 0);
     assert.ok(

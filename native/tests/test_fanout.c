@@ -648,6 +648,39 @@ static void a_frame_whose_fence_cannot_cross_is_refused_before_any_consumer_gets
   CHECK_OK(gpures_pool_close(pool));
 }
 
+/* xorshift64: the same lies every run. */
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state << 13, *state ^= *state >> 7, *state ^= *state << 17;
+  return *state;
+}
+
+static void two_thousand_random_joins_are_judged_without_a_leak(void) {
+  gpures_fanout *f = new_fanout(64);
+  int fds = count_open_fds();
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  uint32_t admitted = 0;
+  for (int round = 0; round < 2000; round++) {
+    gpures_subscription t = terms(1 + next_random(&state) % 4, next_random(&state) % 70, next_random(&state) % 70);
+    t.num_caps = next_random(&state) % 30;
+    for (uint32_t i = 0; i < GPURES_FANOUT_MAX_CAPS; i++) {
+      uint64_t r = next_random(&state);
+      t.caps[i] = (gpures_format_cap){(uint32_t)(r % 60), (uint32_t)(r >> 8) % 9, r >> 16 & 1,
+                                      (uint32_t)(r >> 20) % 5000, (uint32_t)(r >> 32) % 5000,
+                                      (uint32_t)(r >> 40) % 130, (uint32_t)(r >> 50) % 3};
+    }
+    if (next_random(&state) % 8 == 0) t.reserved = 1;
+    uint32_t size = (uint32_t)(next_random(&state) % (sizeof t + 1));
+    uint32_t claimed = next_random(&state) % 4 ? size : (uint32_t)(next_random(&state) % 1000);
+    int status = raw_join(f, &t, size, claimed, -1);
+    CHECK(status == GPURES_OK || status == GPURES_E_INVALID_VALUE || status == GPURES_E_UNSUPPORTED);
+    admitted += status == GPURES_OK;
+  }
+  CHECK(admitted > 0); /* some lies are the truth */
+  CHECK_EQ(consumers_now(f), 0); /* raw_join takes each admitted one off again */
+  CHECK_EQ(count_open_fds(), fds);
+  CHECK_OK(gpures_fanout_close(f));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   RUN(every_consumer_gets_each_frame_once_and_the_slot_comes_home_after_the_last);
@@ -664,6 +697,7 @@ int main(void) {
   RUN(joins_and_leaves_in_a_flood_leak_nothing);
   RUN(a_frame_without_a_buffer_identity_or_a_desc_out_of_range_is_refused);
   RUN(joins_whose_sizes_and_counts_lie_are_refused_naming_the_field);
+  RUN(two_thousand_random_joins_are_judged_without_a_leak);
   RUN(an_answer_to_a_join_never_sent_is_refused_and_ends_nothing);
   RUN(a_close_ends_a_publish_waiting_on_another_thread_with_stale);
   RUN(a_publish_that_times_out_changes_no_format);
