@@ -8,6 +8,7 @@ import {
   Channel,
   CpuBytes,
   DmaBufHandle,
+  type FormatChangeEvent,
   type GpuResource,
   InvalidHandleError,
   liveHandles,
@@ -88,10 +89,16 @@ Deno.test({
     close(fd);
     const [x, y] = Channel.pair();
     using _x = x, _y = y;
+    const formats: FormatChangeEvent[] = [];
+    y.addEventListener("formatchange", (e) => formats.push(e as FormatChangeEvent));
     await x.send(memory);
     using got = await y.receive() as VkOpaqueFd;
     assert.ok(got instanceof VkOpaqueFd);
     const d = got.describe();
+    assert.deepEqual( // its first frame's format, read from its descriptor
+      formats.map((f) => [f.resourceKind, f.width, f.height, f.format]),
+      [["VkOpaqueFd", d.width, d.height, d.format]],
+    );
     assert.equal(d.slotRelease, null);
     assert.equal(d.size, BigInt(desc.size));
     assert.deepEqual(d.deviceUuid, desc.deviceUuid);

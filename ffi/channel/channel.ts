@@ -86,9 +86,7 @@ export class FormatChangeEvent extends Event {
   /** Height in pixels (0 when the kind has none). */
   readonly height: number;
   /** The pixel format its DRM fourcc names, or null (another kind, or a fourcc gpures does not name). */
-  get format(): PixelFormatName | null {
-    return this.fourcc ? PixelFormat.fromFourcc(this.fourcc)?.name ?? null : null;
-  }
+  readonly format: PixelFormatName | null;
   /** The DRM fourcc (0 for kinds without one). */
   readonly fourcc: number;
   /** The DRM format modifier (0n for kinds without one). */
@@ -100,6 +98,7 @@ export class FormatChangeEvent extends Event {
     this.resourceKind = init.kind;
     this.width = init.width;
     this.height = init.height;
+    this.format = init.format;
     this.fourcc = init.fourcc;
     this.modifier = init.modifier;
   }
@@ -125,25 +124,30 @@ const descOut = new Uint8Array(256); // GPURES__DESC_MAX: any kind's descriptor 
 
 /** A frame's format, read from its descriptor (a DmaBufHandle's fourcc, modifier and extent). */
 function formatOf(frame: GpuResource<unknown>): FrameFormat {
-  if (!(frame instanceof DmaBufHandle)) {
-    return { kind: frame.kind, width: 0, height: 0, format: null, fourcc: 0, modifier: 0n };
-  }
+  const none = { kind: frame.kind, width: 0, height: 0, format: null, fourcc: 0, modifier: 0n };
+  const dmaBuf = frame instanceof DmaBufHandle;
+  if (!dmaBuf && frame.kind !== "VkOpaqueFd") return none;
   check(lib().gpures_describe(frame.unsafeHandle, descOut, descOut.length));
   const view = new DataView(descOut.buffer);
+  if (!dmaBuf) { // gpures_vk_opaque_fd_desc: width 36, height 40, format 44 (a PixelFormat id)
+    const id = view.getUint32(44, true);
+    const format = id ? PixelFormat.info(id).name : null;
+    return { ...none, width: view.getUint32(36, true), height: view.getUint32(40, true), format };
+  }
   const fourcc = view.getUint32(28, true); // gpures_dma_buf_handle_desc
   return {
     kind: frame.kind,
     width: view.getUint32(40, true),
     height: view.getUint32(44, true),
-    format: null, // named when the event is read: receive() touches no table
+    format: PixelFormat.fromFourcc(fourcc)?.name ?? null,
     fourcc,
     modifier: view.getBigUint64(32, true),
   };
 }
 
 const sameFormat = (a: FrameFormat, b: FrameFormat) =>
-  a.kind === b.kind && a.width === b.width && a.height === b.height && a.fourcc === b.fourcc &&
-  a.modifier === b.modifier;
+  a.kind === b.kind && a.width === b.width && a.height === b.height && a.format === b.format &&
+  a.fourcc === b.fourcc && a.modifier === b.modifier;
 
 /** How a fan-out treats a consumer that falls behind: see {@link SubscribeOptions.policy}. */
 export type DeliveryPolicy = "block" | "dropOldest" | "latest";
