@@ -20,6 +20,7 @@ import type { PixelFormatName } from "../gen/types.ts";
 import { PixelFormat } from "../map/pixel_format.ts";
 import { encodeCaps, type FormatCap } from "../interop/device.ts";
 import { PlaneCache } from "../frames/plane_cache.ts";
+import { Turns } from "../events/turns.ts";
 import type { PlaneView } from "../map/planes.ts";
 import "../gen/variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
@@ -362,8 +363,8 @@ export class Channel extends EventTarget {
   readonly #socket: Socket;
   readonly #views = new PlaneCache();
   #role = 0;
-  /** The last send waiting for room (settled, never rejecting), or null when none waits. */
-  #waiting: Promise<void> | null = null;
+  /** Sends waiting for room, in order. */
+  readonly #sends = new Turns();
   /** The stats as they were at close(); the session they came from is freed. */
   #lastStats: ChannelStats | undefined;
   /** Receiving: each buffer's format, read once; and the last frame's. */
@@ -555,18 +556,9 @@ export class Channel extends EventTarget {
       this.#role === SESSION_SEND || resource.bufferId !== null || hasAcquireFence(resource)
         ? this.#session(SESSION_SEND, "send")
         : null;
-    if (this.#waiting === null && this.#trySend(session, resource.unsafeHandle)) return;
-    // Full, or earlier sends wait: this one waits its turn, on a reference of its own.
-    const held = resource.clone();
-    const turn = (this.#waiting ?? Promise.resolve()).then(() => this.#sendWhenRoom(session, held));
-    const tail = turn.catch(() => {});
-    this.#waiting = tail;
-    try {
-      await turn;
-    } finally {
-      held.release();
-      if (this.#waiting === tail) this.#waiting = null;
-    }
+    if (!this.#sends.waiting && this.#trySend(session, resource.unsafeHandle)) return;
+    // Full, or earlier sends wait: this one waits its turn.
+    await this.#sends.take(resource, (held) => this.#sendWhenRoom(session, held));
   }
 
   /** One try without waiting: whether the message went (false: the socket is full). */

@@ -14,6 +14,7 @@ import { type Channel, type DeliveryPolicy, handOver } from "../channel/channel.
 import { encodeCaps, type FormatCap, type Negotiated, negotiated } from "../interop/device.ts";
 import type { FramePool } from "../frames/frame_pool.ts";
 import { whenRoom } from "../events/room_waits.ts";
+import { Turns } from "../events/turns.ts";
 
 const TIMED_OUT = 12;
 const POLICY_NAMES: DeliveryPolicy[] = ["block", "block", "dropOldest", "latest"];
@@ -159,8 +160,8 @@ function count(what: string, name: string, value: unknown, low: number, high: nu
 export class FrameFanout {
   #fanout: Deno.PointerValue;
   #lastStats: FrameFanoutStats | undefined;
-  /** The last publish waiting for room (settled, never rejecting), or null. */
-  #waiting: Promise<void> | null = null;
+  /** Publishes waiting for room, in order. */
+  readonly #publishes = new Turns();
   /** Waiting publishes, each as its way to fail. */
   readonly #pending = new Set<(error: unknown) => void>();
 
@@ -254,19 +255,8 @@ export class FrameFanout {
   async publish(frame: GpuResource<unknown>, options: PublishOptions = {}): Promise<void> {
     optionsBag("publish", options);
     const timeout = timeoutOption("publish", "timeout", own(options, "timeout"), Infinity);
-    if (this.#waiting === null && this.tryPublish(frame)) return;
-    const held = frame.clone(); // the wait's own reference: the caller may release theirs
-    const turn = (this.#waiting ?? Promise.resolve()).then(() =>
-      this.#publishWhenRoom(held, timeout)
-    );
-    const tail = turn.catch(() => {});
-    this.#waiting = tail;
-    try {
-      await turn;
-    } finally {
-      held.release();
-      if (this.#waiting === tail) this.#waiting = null;
-    }
+    if (!this.#publishes.waiting && this.tryPublish(frame)) return;
+    await this.#publishes.take(frame, (held) => this.#publishWhenRoom(held, timeout));
   }
 
   #publishWhenRoom(frame: GpuResource<unknown>, timeout: number): Promise<void> {

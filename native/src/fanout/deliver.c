@@ -127,21 +127,19 @@ static uint32_t format_of_fourcc(uint32_t fourcc) {
   return 0;
 }
 
-static int format_of(gpures__op op, gpures_handle frame, frame_format *out) {
-  unsigned char desc[GPURES__DESC_MAX];
-  memset(out, 0, sizeof *out);
-  memset(desc, 0, sizeof desc);
-  int status = gpures_kind(frame, &out->kind);
-  if (status == GPURES_OK) status = gpures_describe(frame, desc, sizeof desc);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  gpures__desc_extent(gpures__variant_of(out->kind), desc, &out->width, &out->height);
-  if (out->kind == GPURES_KIND_DMA_BUF_HANDLE) {
+/* The frame's format, read from its encoded message: the descriptor is there already. */
+static frame_format format_of(const gpures__wire_message *msg) {
+  frame_format out;
+  memset(&out, 0, sizeof out);
+  out.kind = msg->h.kind;
+  gpures__desc_extent(gpures__variant_of(out.kind), msg->body, &out.width, &out.height);
+  if (out.kind == GPURES_KIND_DMA_BUF_HANDLE) {
     gpures_dma_buf_handle_desc d;
-    memcpy(&d, desc, sizeof d);
-    out->format = format_of_fourcc(d.fourcc);
-    out->modifier = d.modifier;
+    memcpy(&d, msg->body, sizeof d);
+    out.format = format_of_fourcc(d.fourcc);
+    out.modifier = d.modifier;
   }
-  return GPURES_OK;
+  return out;
 }
 
 static bool same_format(const frame_format *a, const frame_format *b) {
@@ -220,13 +218,11 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   gpures__op op = {"publish", 0};
   if (!f) return gpures__fail(op, GPURES_E_NULL_POINTER, "fanout", "fanout is null");
   uint64_t buffer = 0;
-  frame_format ff;
   int status = gpures_buffer_id(frame, &buffer);
-  if (status == GPURES_OK) status = format_of(op, frame, &ff);
   if (status != GPURES_OK) return gpures__refail(op, status);
   gpures__wire_message msg; /* once for every consumer: the descriptor and metadata are the frame's */
   if ((status = gpures__wire_encode(&op, frame, &msg)) != GPURES_OK) return status;
-  op.kind = ff.kind;
+  frame_format ff = format_of(&msg);
   if (!buffer)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame",
                         "the frame has no buffer identity; a fan-out carries pooled or received frames");
