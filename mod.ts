@@ -59,8 +59,14 @@ export {
   FramePool,
   type FramePoolOptions,
   type FramePoolStats,
+  SlotPool,
   type TryAcquireOptions,
 } from "./ffi/frames/frame_pool.ts";
+export {
+  VulkanFramePool,
+  type VulkanFramePoolOptions,
+  type VulkanSlot,
+} from "./ffi/frames/vulkan_frame_pool.ts";
 export { PlaneCache } from "./ffi/frames/plane_cache.ts";
 export { FrameQueue } from "./ffi/frames/frame_queue.ts";
 export {

@@ -12,7 +12,7 @@ import { GpuResource } from "../kinds/gpu_resource.ts";
 import { errorFor, InvalidHandleError, ReleasedError } from "../errors.ts";
 import { type Channel, type DeliveryPolicy, handOver } from "../channel/channel.ts";
 import { encodeCaps, type FormatCap, type Negotiated, negotiated } from "../interop/device.ts";
-import type { FramePool } from "../frames/frame_pool.ts";
+import type { SlotPool } from "../frames/frame_pool.ts";
 import { whenRoom } from "../events/room_waits.ts";
 import { Turns } from "../events/turns.ts";
 
@@ -25,7 +25,7 @@ const unclosed = new FinalizationRegistry<Deno.PointerValue>((f) => lib().gpures
 /** What {@link FrameFanout.create} accepts. */
 export interface FrameFanoutOptions {
   /** The pool the frames come from: its slots bound what consumers may hold. */
-  pool?: FramePool;
+  pool?: SlotPool<GpuResource<object>>;
   /** Or the slot count itself (frames from several pools: the largest). */
   slots?: number;
   /** Frames the producer holds itself (filling one, encoding another); default 1. */
@@ -174,7 +174,7 @@ export class FrameFanout {
   static create(options: FrameFanoutOptions): FrameFanout {
     const what = "create a FrameFanout";
     optionsBag(what, options);
-    const pool = own(options, "pool") as FramePool | undefined;
+    const pool = own(options, "pool") as SlotPool<GpuResource<object>> | undefined;
     const slots = pool !== undefined
       ? pool.options.slots
       : count(what, "slots", own(options, "slots"), 1, 256);

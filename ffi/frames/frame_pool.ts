@@ -124,7 +124,10 @@ type SlotKeepAlives = Map<bigint, { token: number; record: KeepAliveRecord }>;
  * this isolate's event queue and a token), and what to do once the acquire
  * ended: adopt the frame with its record, or give the token back.
  */
-function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
+function keepAliveOptions<Frame extends GpuResource<object>>(
+  keepAlive: unknown,
+  bySlot: SlotKeepAlives,
+) {
   const token = keepAlive === undefined ? 0 : takeToken();
   let bytes: Uint8Array | null = null;
   if (token) {
@@ -140,7 +143,7 @@ function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
   return {
     bytes,
     drop: () => token && dropToken(token),
-    adopt(handle: bigint): DmaBufHandle {
+    adopt(handle: bigint): Frame {
       // The slot's last frame was released everywhere, maybe on another thread whose
       // RELEASED event this isolate has not delivered yet: its keep-alive runs first, after
       // what was queued before it (a consumer's markConsumed()).
@@ -159,7 +162,7 @@ function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
           record.ended = () => bySlot.get(slot) === entry && bySlot.delete(slot);
         }
       }
-      return GpuResource.fromRaw(handle) as DmaBufHandle;
+      return GpuResource.fromRaw(handle) as Frame;
     },
   };
 }
@@ -167,24 +170,14 @@ function keepAliveOptions(keepAlive: unknown, bySlot: SlotKeepAlives) {
 const unclosed = new FinalizationRegistry<Deno.PointerValue>((p) => lib().gpures_pool_close(p));
 
 /**
- * A pool of frames in shareable memory: each slot a sealed memfd holding one
- * frame in the standard layout ({@link PixelFormat.layout}), handed out as a
- * DmaBufHandle. A slot is never handed out while anyone still holds its
- * previous frame: {@link FramePool.acquire} waits instead (back-pressure),
- * without blocking the event loop. Linux only.
- *
- * @example
- * ```ts
- * import { FramePool } from "@gpures/gpures";
- * using pool = FramePool.create({ format: "NV12", width: 64, height: 32, slots: 2 });
- * using frame = await pool.acquire();
- * const [y] = pool.planes(frame); // typed views, mapped once per slot
- * y.data.fill(235);
- * frame.setMeta({ sequence: 0 });
- * console.log(pool.stats.inUse, frame.bufferId !== null); // 1 true
- * ```
+ * What every frame pool does, whatever memory its slots are: acquire (waiting
+ * without a thread while every slot is held), tryAcquire, stats and close. A
+ * slot is free again when the last reference to its frame, here or in any
+ * process a session sent it to, is released. {@link FramePool} (memfds,
+ * DmaBufHandle frames) and {@link VulkanFramePool} (exported Vulkan memory,
+ * VkOpaqueFd frames) are the two kinds.
  */
-export class FramePool {
+export class SlotPool<Frame extends GpuResource<object>> {
   #pool: Deno.PointerValue;
   #closed = false;
   /** The stats as they were at close(); the native pool may be freed since. */
@@ -193,95 +186,26 @@ export class FramePool {
   readonly #waiting = new Set<(error: unknown) => void>();
   /** The keep-alive of each slot's last frame, until that slot is handed out again. */
   readonly #keepAlives: SlotKeepAlives = new Map();
-  readonly #views: PlaneCache;
   /** The layout of every frame. */
   readonly layout: FrameLayout;
   /** The options the pool was made with. */
   readonly options: Readonly<Required<FramePoolOptions>>;
 
-  private constructor(
+  /** A pool over a native gpures_pool (a subclass's create makes it). */
+  protected constructor(
     pool: Deno.PointerValue,
     options: Required<FramePoolOptions>,
     layout: FrameLayout,
   ) {
     this.#pool = pool;
-    this.#views = new PlaneCache(options.slots);
     this.options = Object.freeze(options);
     this.layout = layout;
     unclosed.register(this, pool, this);
   }
 
-  /**
-   * Allocates every slot now. Every option is checked first, own properties
-   * only, and nothing is made for a bad one: InvalidHandleError naming it.
-   * `options` then holds exactly what was made.
-   */
-  static create(options: FramePoolOptions): FramePool {
-    const what = "create a FramePool";
-    if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
-    const name = own(options, "format");
-    const format = typeof name === "string" ? enumValue(1, name) : undefined;
-    if (format === undefined) {
-      const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
-      refuse(what, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
-    }
-    const made: Required<FramePoolOptions> = {
-      format: name as PixelFormatName,
-      width: required(what, "width", own(options, "width"), U32_MAX),
-      height: required(what, "height", own(options, "height"), U32_MAX),
-      slots: required(what, "slots", own(options, "slots"), MAX_SLOTS),
-      rowAlign: optionalCount(what, "rowAlign", own(options, "rowAlign"), 1, MAX_ROW_ALIGN, 64),
-    };
-    // The layout checks the extent and alignment (a power of two, a buffer below 2^32)
-    // before the native pool exists, so no refusal can come after its slots were made.
-    const layout = PixelFormat.layout(made.format, made.width, made.height, {
-      rowAlign: made.rowAlign,
-    });
-    const desc = new Uint32Array([
-      32,
-      0,
-      format,
-      made.width,
-      made.height,
-      made.slots,
-      made.rowAlign,
-      0,
-    ]);
-    const out = new BigUint64Array(1);
-    check(lib().gpures_pool_create(desc, out));
-    return new FramePool(Deno.UnsafePointer.create(out[0]), made, layout);
-  }
-
-  /**
-   * A pool of what {@link negotiate} picked: its format, extent and the larger
-   * of the two sides' row alignments. Only a LINEAR result in dma-buf or host
-   * memory is a pool's to make; anything else is the consumer API's to
-   * allocate (UnsupportedError naming `modifier` or `memory`).
-   */
-  static fromNegotiated(pick: Negotiated, slots: number): FramePool {
-    if (pick.modifier !== 0n) {
-      throw new UnsupportedError(
-        `Cannot create a FramePool: modifier 0x${
-          pick.modifier.toString(16)
-        } is not LINEAR; the consumer's API allocates tiled frames`,
-        "UNSUPPORTED",
-        "modifier",
-      );
-    }
-    if (pick.memory !== "dmaBuf" && pick.memory !== "host") {
-      throw new UnsupportedError(
-        `Cannot create a FramePool: the sides agreed on ${pick.memory} memory, which only the producing API can export`,
-        "UNSUPPORTED",
-        "memory",
-      );
-    }
-    const [format, width, height, rowAlign] = [
-      own(pick, "format"),
-      own(pick, "width"),
-      own(pick, "height"),
-      own(pick, "rowAlign"),
-    ] as [PixelFormatName, number, number, number];
-    return FramePool.create({ format, width, height, slots, rowAlign });
+  /** The native pool, for a subclass's own calls; ReleasedError once closed. */
+  protected native(verb: string): Deno.PointerValue {
+    return this.#live(verb);
   }
 
   #live(verb: string): Deno.PointerValue {
@@ -292,10 +216,10 @@ export class FramePool {
   }
 
   /** A free frame now, or null when every slot is held (a producer that drops frames). */
-  tryAcquire(options: TryAcquireOptions = {}): DmaBufHandle | null {
+  tryAcquire(options: TryAcquireOptions = {}): Frame | null {
     optionsBag("acquire", options);
     const out = new BigUint64Array(1);
-    const keep = keepAliveOptions(own(options, "keepAlive"), this.#keepAlives);
+    const keep = keepAliveOptions<Frame>(own(options, "keepAlive"), this.#keepAlives);
     const status = lib().gpures_pool_acquire(this.#live("acquire"), 0, 0, keep.bytes, out);
     if (status === TIMED_OUT) return keep.drop(), null;
     if (status !== 0) throw keep.drop(), lastError(status);
@@ -308,7 +232,7 @@ export class FramePool {
    * Rejects with TimeoutError after `timeout` ms, with the signal's reason
    * when it aborts, and with ReleasedError once the pool is closed.
    */
-  async acquire(options: AcquireOptions = {}): Promise<DmaBufHandle> {
+  async acquire(options: AcquireOptions = {}): Promise<Frame> {
     optionsBag("acquire", options);
     const keepAlive = own(options, "keepAlive") as TryAcquireOptions["keepAlive"];
     const timeout = timeoutOption("acquire", "timeout", own(options, "timeout"), Infinity);
@@ -324,10 +248,10 @@ export class FramePool {
     const now = this.tryAcquire({ keepAlive });
     if (now) return now;
     const pool = this.#live("acquire");
-    const { promise, resolve, reject } = Promise.withResolvers<DmaBufHandle>();
+    const { promise, resolve, reject } = Promise.withResolvers<Frame>();
     let withdraw: (why: number) => void = () => {};
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const settle = (error: unknown, frame?: DmaBufHandle) => {
+    const settle = (error: unknown, frame?: Frame) => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       this.#waiting.delete(fail);
@@ -410,6 +334,149 @@ export class FramePool {
   }
 
   /**
+   * Closes the pool: acquires reject with ReleasedError from now on, waiting
+   * ones too. Frames still held stay valid; each slot's memory goes when its
+   * frame comes back. Afterwards `stats` keeps the counts of the close, and
+   * `acquire()`, `tryAcquire()` and `planes()` throw ReleasedError (field
+   * "pool"). Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    try {
+      this.#lastStats = this.#readStats();
+    } catch {
+      // a pool whose counts cannot be read still closes; its stats then throw ReleasedError
+    }
+    this.#closed = true;
+    unclosed.unregister(this);
+    this.closed();
+    this.#keepAlives.clear(); // their frames' RELEASED events still deliver them
+    // Every waiting acquire rejects now, however many, while its notice can still be withdrawn.
+    const closed = new ReleasedError("Cannot acquire: the pool was closed", "STALE", "pool");
+    for (const fail of [...this.#waiting]) fail(closed);
+    this.#closeNative();
+  }
+
+  /** What a subclass lets go at close, before the native pool closes. */
+  protected closed(): void {}
+
+  /** The native close: no wait of this pool is left. */
+  #closeNative(): void {
+    if (this.#pool === null) return;
+    lib().gpures_pool_close(this.#pool);
+    this.#pool = null;
+  }
+
+  /** Closes at the end of a `using` block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * A pool of frames in shareable memory: each slot a sealed memfd holding one
+ * frame in the standard layout ({@link PixelFormat.layout}), handed out as a
+ * DmaBufHandle. A slot is never handed out while anyone still holds its
+ * previous frame: {@link FramePool.acquire} waits instead (back-pressure),
+ * without blocking the event loop. Linux only.
+ *
+ * @example
+ * ```ts
+ * import { FramePool } from "@gpures/gpures";
+ * using pool = FramePool.create({ format: "NV12", width: 64, height: 32, slots: 2 });
+ * using frame = await pool.acquire();
+ * const [y] = pool.planes(frame); // typed views, mapped once per slot
+ * y.data.fill(235);
+ * frame.setMeta({ sequence: 0 });
+ * console.log(pool.stats.inUse, frame.bufferId !== null); // 1 true
+ * ```
+ */
+export class FramePool extends SlotPool<DmaBufHandle> {
+  readonly #views: PlaneCache;
+
+  private constructor(
+    pool: Deno.PointerValue,
+    options: Required<FramePoolOptions>,
+    layout: FrameLayout,
+  ) {
+    super(pool, options, layout);
+    this.#views = new PlaneCache(options.slots);
+  }
+
+  /**
+   * Allocates every slot now. Every option is checked first, own properties
+   * only, and nothing is made for a bad one: InvalidHandleError naming it.
+   * `options` then holds exactly what was made.
+   */
+  static create(options: FramePoolOptions): FramePool {
+    const what = "create a FramePool";
+    if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
+    const name = own(options, "format");
+    const format = typeof name === "string" ? enumValue(1, name) : undefined;
+    if (format === undefined) {
+      const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
+      refuse(what, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
+    }
+    const made: Required<FramePoolOptions> = {
+      format: name as PixelFormatName,
+      width: required(what, "width", own(options, "width"), U32_MAX),
+      height: required(what, "height", own(options, "height"), U32_MAX),
+      slots: required(what, "slots", own(options, "slots"), MAX_SLOTS),
+      rowAlign: optionalCount(what, "rowAlign", own(options, "rowAlign"), 1, MAX_ROW_ALIGN, 64),
+    };
+    // The layout checks the extent and alignment (a power of two, a buffer below 2^32)
+    // before the native pool exists, so no refusal can come after its slots were made.
+    const layout = PixelFormat.layout(made.format, made.width, made.height, {
+      rowAlign: made.rowAlign,
+    });
+    const desc = new Uint32Array([
+      32,
+      0,
+      format,
+      made.width,
+      made.height,
+      made.slots,
+      made.rowAlign,
+      0,
+    ]);
+    const out = new BigUint64Array(1);
+    check(lib().gpures_pool_create(desc, out));
+    return new FramePool(Deno.UnsafePointer.create(out[0]), made, layout);
+  }
+
+  /**
+   * A pool of what {@link negotiate} picked: its format, extent and the larger
+   * of the two sides' row alignments. Only a LINEAR result in dma-buf or host
+   * memory is a pool's to make; anything else is the consumer API's to
+   * allocate (UnsupportedError naming `modifier` or `memory`).
+   */
+  static fromNegotiated(pick: Negotiated, slots: number): FramePool {
+    if (pick.modifier !== 0n) {
+      throw new UnsupportedError(
+        `Cannot create a FramePool: modifier 0x${
+          pick.modifier.toString(16)
+        } is not LINEAR; the consumer's API allocates tiled frames`,
+        "UNSUPPORTED",
+        "modifier",
+      );
+    }
+    if (pick.memory !== "dmaBuf" && pick.memory !== "host") {
+      throw new UnsupportedError(
+        `Cannot create a FramePool: the sides agreed on ${pick.memory} memory, which only the producing API can export`,
+        "UNSUPPORTED",
+        "memory",
+      );
+    }
+    const [format, width, height, rowAlign] = [
+      own(pick, "format"),
+      own(pick, "width"),
+      own(pick, "height"),
+      own(pick, "rowAlign"),
+    ] as [PixelFormatName, number, number, number];
+    return FramePool.create({ format, width, height, slots, rowAlign });
+  }
+
+  /**
    * Typed views of a frame's planes. Each slot is mapped once, the first time
    * one of its frames is viewed, and the views are the same arrays for every
    * later frame of that slot: no mmap per frame.
@@ -441,43 +508,12 @@ export class FramePool {
    * held keep their own `frame.planes()`.
    */
   planes(frame: DmaBufHandle): PlaneView[] {
-    this.#live("view planes");
+    this.native("view planes");
     return this.#views.of(frame);
   }
 
-  /**
-   * Closes the pool: acquires reject with ReleasedError from now on, waiting
-   * ones too. Frames still held stay valid; each slot's memory goes when its
-   * frame comes back. Afterwards `stats` keeps the counts of the close, and
-   * `acquire()`, `tryAcquire()` and `planes()` throw ReleasedError (field
-   * "pool"). Idempotent.
-   */
-  close(): void {
-    if (this.#closed) return;
-    try {
-      this.#lastStats = this.#readStats();
-    } catch {
-      // a pool whose counts cannot be read still closes; its stats then throw ReleasedError
-    }
-    this.#closed = true;
-    unclosed.unregister(this);
+  /** The views go with the pool. */
+  protected override closed(): void {
     this.#views.clear();
-    this.#keepAlives.clear(); // their frames' RELEASED events still deliver them
-    // Every waiting acquire rejects now, however many, while its notice can still be withdrawn.
-    const closed = new ReleasedError("Cannot acquire: the pool was closed", "STALE", "pool");
-    for (const fail of [...this.#waiting]) fail(closed);
-    this.#closeNative();
-  }
-
-  /** The native close: no wait of this pool is left. */
-  #closeNative(): void {
-    if (this.#pool === null) return;
-    lib().gpures_pool_close(this.#pool);
-    this.#pool = null;
-  }
-
-  /** Closes at the end of a `using` block. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

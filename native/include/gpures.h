@@ -1899,6 +1899,55 @@ GPURES_API int gpures_vk_importer_create(const gpures_vk_importer_desc *desc,
 GPURES_API int gpures_vk_import(gpures_importer *importer, gpures_handle frame,
                                 gpures_vk_imported *out);
 
+/*
+** A frame pool in exported Vulkan memory (gpures_pool_* calls as for any
+** pool): each slot a VkBuffer over memory allocated exportable as an opaque
+** fd, its frames VkOpaqueFd handles (rows `row_pitch` apart, later planes
+** straight after plane 0, as gpures_vk_opaque_fd_desc says) that a session
+** sends once per slot and a receiver's Vulkan or CUDA importer imports once.
+** The producer writes a slot through its own objects (gpures_vk_pool_objects)
+** and orders its writes for the consumer with the frame's fences. The close
+** frees every Vulkan object of the pool, so `device` must outlive
+** gpures_pool_close(), not the frames: memory still held lives on in the
+** fds of its frames. Linux only.
+*/
+#define GPURES_VK_POOL_HOST_VISIBLE (1u << 0) /* memory the host can map; else device-local first */
+
+typedef struct gpures_vk_pool_desc {
+  uint32_t struct_size;
+  uint32_t flags;                /* GPURES_VK_POOL_* */
+  uint32_t format;               /* PixelFormat id */
+  uint32_t width;                /* not 0 */
+  uint32_t height;               /* not 0 */
+  uint32_t slots;                /* 1..GPURES_POOL_MAX_SLOTS */
+  uint32_t row_align;            /* a power of two up to 4096; 0 means 256 */
+  uint32_t usage;                /* VkBufferUsageFlags; 0: TRANSFER_SRC|TRANSFER_DST|STORAGE */
+  void *instance;                /* VkInstance */
+  void *physical_device;         /* VkPhysicalDevice */
+  void *device;                  /* VkDevice with VK_KHR_external_memory_fd */
+  void *get_instance_proc_addr;  /* PFN_vkGetInstanceProcAddr, NULL for the system loader's */
+} gpures_vk_pool_desc;
+
+/* A slot's own Vulkan objects, the producer's to write through (the pool's: do not free them). */
+typedef struct gpures_vk_pool_slot {
+  uint32_t struct_size;
+  uint32_t memory_type_index;    /* of memory */
+  uint64_t memory;               /* VkDeviceMemory */
+  uint64_t buffer;               /* VkBuffer bound over all of memory */
+  uint64_t size;                 /* bytes of memory */
+  uint32_t row_pitch;            /* bytes between rows of plane 0 */
+  uint32_t reserved;
+} gpures_vk_pool_slot;
+
+GPURES_API int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_pool **out_pool);
+/*
+** The objects of the slot whose frame `frame` is (held now): INVALID_VALUE
+** naming "frame" for a frame not of this pool, naming "pool" for a pool that
+** is not a Vulkan pool; STALE once the pool is closed.
+*/
+GPURES_API int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame,
+                                      gpures_vk_pool_slot *out);
+
 typedef struct gpures_egl_importer_desc {
   uint32_t struct_size;
   uint32_t flags;                /* 0 */

@@ -178,6 +178,12 @@ int gpures__fail(gpures__op op, int status, const char *field, const char *fmt, 
 #endif
     ;
 
+/*
+** While on (calls nest), this thread's failures record nothing: work done on
+** a releasing thread for a pool is none of that thread's caller's business.
+*/
+void gpures__errors_quiet(bool on);
+
 /* Records an OS failure: "mmap failed: EMFILE (Too many open files)". */
 int gpures__os_fail(gpures__op op, const char *field, const char *what, int err);
 /*

@@ -14,6 +14,11 @@ static GPURES__THREAD_LOCAL struct {
   char field[96];
 } last;
 
+/* Failures made while the thread works for someone else (a release's refill) record nothing. */
+static GPURES__THREAD_LOCAL int quiet;
+
+void gpures__errors_quiet(bool on) { quiet += on ? 1 : -1; }
+
 static const char *const status_names[] = {
 #define NAME(code, UPPER, message) [code] = #UPPER,
   GPURES_STATUS_LIST(NAME)
@@ -50,6 +55,7 @@ const char *gpures_last_error_field(void) { return last.field; }
 int gpures_last_status(void) { return last.status; }
 
 int gpures__fail(gpures__op op, int status, const char *field, const char *fmt, ...) {
+  if (quiet) return status;
   const char *kind = op.kind ? gpures__kind_name(op.kind) : NULL;
   int n = snprintf(last.message, sizeof last.message, "Cannot %s%s%s: ", op.verb,
                    kind ? " " : "", kind ? kind : "");

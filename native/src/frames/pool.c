@@ -3,13 +3,16 @@
 ** hands out a DmaBufHandle over a free slot's buffer (table/handles.c's
 ** borrowing create: no fd is duplicated, nothing is validated again), and
 ** that handle's last release, wherever it happens, brings the slot home
-** (slot_returned, on the releasing thread). Linux only: the buffers are
-** sealed memfds, and DmaBufHandle exists only there.
+** (slot_returned, on the releasing thread). A slot's memory comes from the
+** pool's backing: sealed memfds here (frames are DmaBufHandles), exported GPU
+** memory from a backing of an interop file (interop/vulkan_pool.c: frames
+** are VkOpaqueFds). Linux only: every backing's memory is an fd.
 */
 #if defined(__linux__)
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #endif
 #include "../internal.h"
+#include "backing.h"
 
 #if defined(__linux__)
 #include <errno.h>
@@ -25,6 +28,7 @@
 typedef struct pool_slot {
   struct gpures_pool *pool;
   int fd;             /* -1: the slot died (its buffer was retired and no new one could be made) */
+  uint64_t objects[2]; /* the backing's API objects over the memory (0 for a memfd) */
   bool busy;
   uint64_t buffer_id;
   gpures_handle fence; /* the last frame's release fence: the next frame's acquire fence (0: none) */
@@ -39,7 +43,10 @@ typedef struct pool_notice {
 struct gpures_pool {
   pthread_mutex_t mu;
   pthread_cond_t freed;
-  gpures_dma_buf_handle_desc frame; /* every frame's descriptor but fds[0] */
+  uint32_t kind;      /* of every frame: GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
+  gpures__pool_frame frame; /* every frame's descriptor but its fd */
+  const gpures__pool_backing *backing;
+  void *backing_state; /* NULL once closed: the API objects went with the close */
   uint64_t size;
   bool closed;
   uint32_t waiters;   /* threads inside acquire: the pool outlives them */
@@ -94,10 +101,33 @@ static int new_sealed_memfd(uint64_t size) {
   return fd;
 }
 
-/* new_sealed_memfd() for a caller: a failure is recorded as its error. */
-static int sealed_buffer(gpures__op op, uint64_t size, int *out_fd) {
-  if ((*out_fd = new_sealed_memfd(size)) >= 0) return GPURES_OK;
+/* The memfd backing: a sealed memfd per slot, no API objects. */
+static int memfd_make(void *state, gpures__op op, uint64_t size, gpures__slot_memory *out) {
+  (void)state;
+  if ((out->fd = new_sealed_memfd(size)) >= 0) return GPURES_OK;
   return gpures__os_fail(op, "", "making a sealed memfd", errno);
+}
+static void memfd_unmake(void *state, gpures__slot_memory *m) { (void)state, (void)m; }
+static void memfd_destroy(void *state) { (void)state; }
+static const gpures__pool_backing memfd_backing = {GPURES_KIND_DMA_BUF_HANDLE, memfd_make,
+                                                   memfd_unmake, memfd_destroy};
+
+/* The API objects of a slot go (its fd stays); called locked. */
+static void unmake_objects(gpures_pool *p, pool_slot *ps) {
+  gpures__slot_memory m = {ps->fd, {ps->objects[0], ps->objects[1]}};
+  if (p->backing_state && (m.objects[0] || m.objects[1])) p->backing->unmake(p->backing_state, &m);
+  ps->objects[0] = ps->objects[1] = 0;
+}
+
+/* New memory for a slot, or fd -1; called locked, the failure recorded for `op` or not at all. */
+static int make_memory(gpures__op op, gpures_pool *p, pool_slot *ps) {
+  gpures__slot_memory m = {-1, {0, 0}};
+  int status = p->backing_state || p->backing == &memfd_backing
+                   ? p->backing->make(p->backing_state, op, p->size, &m)
+                   : GPURES_E_STALE;
+  ps->fd = status == GPURES_OK ? m.fd : -1;
+  ps->objects[0] = m.objects[0], ps->objects[1] = m.objects[1];
+  return status;
 }
 
 /* Frees the pool once it is closed and nothing refers to it: no frame out, no thread waiting. */
@@ -105,7 +135,16 @@ static bool finished(const gpures_pool *p) {
   return p->closed && p->stats.in_use == 0 && p->waiters == 0;
 }
 
+/* The backing's objects and state go; its memory lives on in the fds that frames still hold. */
+static void end_backing(gpures_pool *p) {
+  if (!p->backing_state) return;
+  for (uint32_t i = 0; i < p->num_slots; i++) unmake_objects(p, &p->slots[i]);
+  p->backing->destroy(p->backing_state);
+  p->backing_state = NULL;
+}
+
 static void pool_free(gpures_pool *p) {
+  end_backing(p);
   for (uint32_t i = 0; i < p->num_slots; i++) {
     if (p->slots[i].fd >= 0) close(p->slots[i].fd);
     (void)gpures_release(p->slots[i].fence);
@@ -168,11 +207,14 @@ static void slot_returned(void *ctx, bool retired) {
     stale_fence = ps->fence; /* new memory: no one's work on it is pending */
     ps->fence = 0;
     gone = ps->buffer_id;
+    unmake_objects(p, ps);
     close(ps->fd);
     ps->fd = -1;
     /* On the releasing thread, whose last error is its own business: nothing is recorded. */
-    if (!p->closed && (ps->fd = new_sealed_memfd(p->size)) >= 0)
+    gpures__errors_quiet(true);
+    if (!p->closed && make_memory(pool_op("renew a slot of"), p, ps) == GPURES_OK)
       ps->buffer_id = gpures__next_buffer_id();
+    gpures__errors_quiet(false);
   }
   bool done = finished(p);
   pthread_cond_broadcast(&p->freed);
@@ -201,13 +243,12 @@ static int check_desc(gpures__op op, const gpures_pool_desc *d, gpures_plane_lay
   return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
 }
 
-static void frame_template(gpures_pool *p, const gpures_pool_desc *d,
+static void frame_template(gpures_dma_buf_handle_desc *f, const gpures_pool_desc *d,
                            const gpures_pixel_format_info *format, const gpures_plane_layout *planes) {
-  gpures_dma_buf_handle_desc *f = &p->frame;
   memset(f, 0, sizeof *f);
   f->struct_size = sizeof *f;
   f->num_fds = 1;
-  f->fds[1] = f->fds[2] = f->fds[3] = -1;
+  f->fds[0] = f->fds[1] = f->fds[2] = f->fds[3] = -1;
   f->fourcc = format->drm_fourcc;
   f->width = d->width;
   f->height = d->height;
@@ -216,6 +257,50 @@ static void frame_template(gpures_pool *p, const gpures_pool_desc *d,
     f->planes[i].offset = (uint32_t)planes[i].offset;
     f->planes[i].stride = planes[i].stride;
   }
+}
+
+/* The fd a frame descriptor of the pool's kind holds. */
+static int *frame_fd(uint32_t kind, gpures__pool_frame *f) {
+  return kind == GPURES_KIND_VK_OPAQUE_FD ? &f->opaque.fd : &f->dma_buf.fds[0];
+}
+
+int gpures__pool_create_backed(gpures__op op, uint32_t slots, uint64_t size,
+                               const gpures__pool_frame *frame, const gpures__pool_backing *backing,
+                               void *state, gpures_pool **out_pool) {
+  size_t bytes = sizeof(gpures_pool) + slots * sizeof(pool_slot);
+  gpures_pool *p = gpures__alloc(bytes);
+  if (!p) {
+    backing->destroy(state);
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the pool");
+  }
+  memset(p, 0, bytes); /* the slots too: take_free reads their busy flags */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->freed, &attr);
+  pthread_condattr_destroy(&attr);
+  pthread_mutex_init(&p->mu, NULL);
+  p->kind = backing->kind;
+  p->frame = *frame;
+  p->backing = backing;
+  p->backing_state = state;
+  p->size = size;
+  p->stats.struct_size = sizeof p->stats;
+  p->stats.slots = slots;
+  p->stats.buffer_size = size;
+  int status = GPURES_OK;
+  for (; p->num_slots < slots; p->num_slots++) {
+    pool_slot *ps = &p->slots[p->num_slots];
+    ps->pool = p;
+    ps->buffer_id = gpures__next_buffer_id();
+    if ((status = make_memory(op, p, ps)) != GPURES_OK) {
+      p->num_slots++; /* its fd is -1: freed as the others */
+      pool_free(p);
+      return status;
+    }
+  }
+  *out_pool = p;
+  return GPURES_OK;
 }
 
 int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool) {
@@ -231,31 +316,31 @@ int gpures_pool_create(const gpures_pool_desc *desc, gpures_pool **out_pool) {
   const gpures_pixel_format_info *format = NULL;
   if (status == GPURES_OK) status = check_desc(op, &d, planes, &size, &format);
   if (status != GPURES_OK) return status;
-  size_t bytes = sizeof(gpures_pool) + d.slots * sizeof(pool_slot);
-  gpures_pool *p = gpures__alloc(bytes);
-  if (!p) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the pool");
-  memset(p, 0, bytes); /* the slots too: take_free reads their busy flags */
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&p->freed, &attr);
-  pthread_condattr_destroy(&attr);
-  pthread_mutex_init(&p->mu, NULL);
-  frame_template(p, &d, format, planes);
-  p->size = size;
-  p->stats.struct_size = sizeof p->stats;
-  p->stats.slots = d.slots;
-  p->stats.buffer_size = size;
-  for (; p->num_slots < d.slots; p->num_slots++) {
-    pool_slot *ps = &p->slots[p->num_slots];
-    ps->pool = p;
-    ps->buffer_id = gpures__next_buffer_id();
-    if ((status = sealed_buffer(op, size, &ps->fd)) != GPURES_OK) {
-      pool_free(p);
-      return status;
-    }
+  gpures__pool_frame frame;
+  frame_template(&frame.dma_buf, &d, format, planes);
+  return gpures__pool_create_backed(op, d.slots, size, &frame, &memfd_backing, NULL, out_pool);
+}
+
+int gpures__pool_slot_objects(gpures_pool *pool, const gpures__pool_backing *backing,
+                              uint64_t buffer_id, uint64_t out_objects[2]) {
+  gpures__op op = pool_op("find the slot of");
+  if (!pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "pool", "pool is null");
+  if (pool->backing != backing)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "pool",
+                        "the pool's memory is not of this API");
+  int status = GPURES_E_INVALID_VALUE;
+  pthread_mutex_lock(&pool->mu);
+  if (pool->closed) status = GPURES_E_STALE;
+  for (uint32_t i = 0; i < pool->num_slots && status == GPURES_E_INVALID_VALUE; i++) {
+    pool_slot *ps = &pool->slots[i];
+    if (!buffer_id || ps->buffer_id != buffer_id || ps->fd < 0 || !ps->busy) continue;
+    out_objects[0] = ps->objects[0], out_objects[1] = ps->objects[1];
+    status = GPURES_OK;
   }
-  *out_pool = p;
+  pthread_mutex_unlock(&pool->mu);
+  if (status == GPURES_E_STALE) return gpures__fail(op, status, "pool", "the pool is closed");
+  if (status != GPURES_OK)
+    return gpures__fail(op, status, "frame", "the frame is not one of this pool's, held now");
   return GPURES_OK;
 }
 
@@ -347,15 +432,16 @@ int gpures_pool_acquire(gpures_pool *pool, int32_t timeout_ms, uint32_t ticket,
   int status = wait_for_slot(op, pool, timeout_ms, ticket, true, NULL, &ps);
   pool->waiters--;
   bool done = finished(pool);
-  gpures_dma_buf_handle_desc frame = pool->frame;
+  gpures__pool_frame frame = pool->frame;
+  uint32_t kind = pool->kind;
   gpures__borrow borrow = {slot_returned, ps, ps ? ps->buffer_id : 0, slot_fence};
   gpures_handle fence = 0;
-  if (ps) frame.fds[0] = ps->fd, fence = ps->fence, ps->fence = 0;
+  if (ps) *frame_fd(kind, &frame) = ps->fd, fence = ps->fence, ps->fence = 0;
   pthread_mutex_unlock(&pool->mu);
   if (done) pool_free(pool);
   if (status != GPURES_OK) return status;
-  status = gpures__create_borrowing(op, GPURES_KIND_DMA_BUF_HANDLE, &frame, options, &borrow,
-                                    out_frame);
+  op.kind = kind;
+  status = gpures__create_borrowing(op, kind, &frame, options, &borrow, out_frame);
   /* The last user's release fence: wait on it (beginAccess) before writing. */
   if (status == GPURES_OK && fence) (void)gpures_fences_set(*out_frame, fence, 0);
   if (status != GPURES_OK && fence) { /* the slot keeps it for the next frame */
@@ -508,6 +594,7 @@ int gpures_pool_close(gpures_pool *pool) {
     close(ps->fd), ps->fd = -1;
     gone[num_gone++] = ps->buffer_id;
   }
+  end_backing(pool); /* the API's objects go now: the device need outlive only the close */
   bool done = finished(pool);
   pthread_cond_broadcast(&pool->freed);
   notice_list told = take_notices(pool);

@@ -64,6 +64,15 @@ int gpures_vk_import(gpures_importer *i, gpures_handle f, gpures_vk_imported *o)
   (void)i, (void)f, (void)o;
   return unsupported("import into Vulkan");
 }
+int gpures_vk_pool_create(const gpures_vk_pool_desc *d, gpures_pool **o) {
+  (void)d;
+  if (o) *o = NULL;
+  return unsupported("create a Vulkan pool");
+}
+int gpures_vk_pool_objects(gpures_pool *p, gpures_handle f, gpures_vk_pool_slot *o) {
+  (void)p, (void)f, (void)o;
+  return unsupported("find the Vulkan objects of");
+}
 int gpures_egl_importer_create(const gpures_egl_importer_desc *d, gpures_importer **o) {
   (void)d;
   if (o) *o = NULL;

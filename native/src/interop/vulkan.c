@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "interop.h"
+#include "vulkan.h"
 
 /* ---------------------------------------------------------------- the ABI */
 
-#include "khronos/vulkan_min.h"
 
 /* What imported images and buffers are made for when the importer names no usage. */
 #define IMAGE_USAGE_DEFAULT \
@@ -31,38 +31,6 @@
 #define BUFFER_USAGE_DEFAULT                                               \
   (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
-
-/* vkGetInstanceProcAddr and vkGetDeviceProcAddr alike: each owner is a dispatchable handle. */
-typedef PFN_vkVoidFunction (*vk_proc_fn)(void *owner, const char *name);
-
-/* ---------------------------------------------------------- entry points */
-
-typedef struct vk_instance_fns {
-  vk_proc_fn device_proc;
-  PFN_vkGetPhysicalDeviceProperties2 properties2;
-  PFN_vkGetPhysicalDeviceImageFormatProperties2 image_format_properties2;
-  PFN_vkGetPhysicalDeviceFormatProperties2 format_properties2;
-  PFN_vkEnumerateDeviceExtensionProperties extensions;
-  PFN_vkCreateDevice create_device;
-} vk_instance_fns;
-
-typedef struct vk_device_fns {
-  PFN_vkDestroyDevice destroy_device;
-  PFN_vkCreateImage create_image;
-  PFN_vkDestroyImage destroy_image;
-  PFN_vkGetImageMemoryRequirements image_requirements;
-  PFN_vkGetImageSubresourceLayout subresource_layout;
-  PFN_vkCreateBuffer create_buffer;
-  PFN_vkDestroyBuffer destroy_buffer;
-  PFN_vkGetBufferMemoryRequirements buffer_requirements;
-  PFN_vkAllocateMemory allocate;
-  PFN_vkFreeMemory free_memory;
-  PFN_vkBindImageMemory bind_image;
-  PFN_vkBindBufferMemory bind_buffer;
-  PFN_vkGetMemoryFdPropertiesKHR memory_fd_properties;
-  /* set when the device enabled VK_EXT_image_drm_format_modifier */
-  PFN_vkVoidFunction modifier_properties;
-} vk_device_fns;
 
 /* The caller's vkGetInstanceProcAddr, or the system loader's. */
 static vk_proc_fn instance_proc_addr(gpures__op op, void *given, int *status) {
@@ -96,7 +64,7 @@ static PFN_vkVoidFunction proc(vk_proc_fn get, void *owner, const char *name) {
     memcpy(&(slot), &fn_, sizeof fn_);                                                         \
   } while (0)
 
-static int load_instance(gpures__op op, void *instance, void *gipa, vk_instance_fns *fn) {
+int gpures__vk_load_instance(gpures__op op, void *instance, void *gipa, vk_instance_fns *fn) {
   int status = GPURES_OK;
   vk_proc_fn get = instance_proc_addr(op, gipa, &status);
   if (!get) return status;
@@ -107,6 +75,8 @@ static int load_instance(gpures__op op, void *instance, void *gipa, vk_instance_
   LOAD(get, instance, fn->format_properties2, "vkGetPhysicalDeviceFormatProperties2");
   LOAD(get, instance, fn->extensions, "vkEnumerateDeviceExtensionProperties");
   LOAD(get, instance, fn->create_device, "vkCreateDevice");
+  LOAD(get, instance, fn->memory_properties, "vkGetPhysicalDeviceMemoryProperties");
+  LOAD(get, instance, fn->external_buffer_properties, "vkGetPhysicalDeviceExternalBufferProperties");
   if (missing_name)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "instance",
                         "the instance has no %s (Vulkan 1.1 or VK_KHR_get_physical_device_properties2)",
@@ -114,7 +84,7 @@ static int load_instance(gpures__op op, void *instance, void *gipa, vk_instance_
   return GPURES_OK;
 }
 
-static int load_device(gpures__op op, const vk_instance_fns *in, void *device, vk_device_fns *fn) {
+int gpures__vk_load_device(gpures__op op, const vk_instance_fns *in, void *device, vk_device_fns *fn) {
   const char *missing_name = NULL;
   LOAD(in->device_proc, device, fn->destroy_device, "vkDestroyDevice");
   LOAD(in->device_proc, device, fn->create_image, "vkCreateImage");
@@ -137,12 +107,14 @@ static int load_device(gpures__op op, const vk_instance_fns *in, void *device, v
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "device",
                         "the device was not created with VK_KHR_external_memory_fd");
   memcpy(&fn->memory_fd_properties, &fd_props, sizeof fd_props);
+  PFN_vkVoidFunction get_fd = in->device_proc(device, "vkGetMemoryFdKHR");
+  memcpy(&fn->get_memory_fd, &get_fd, sizeof get_fd);
   return GPURES_OK;
 }
 
 /* ---------------------------------------------------------------- results */
 
-static int vk_fail(gpures__op op, const char *field, const char *what, VkResult r) {
+int gpures__vk_fail(gpures__op op, const char *field, const char *what, VkResult r) {
   switch (r) {
   case VK_ERROR_OUT_OF_HOST_MEMORY:
   case VK_ERROR_OUT_OF_DEVICE_MEMORY:
@@ -170,7 +142,7 @@ static int vk_fail(gpures__op op, const char *field, const char *what, VkResult 
 ** bytes in little-endian words, Vulkan's _PACKn formats too; the multi-planar
 ** formats put G (luma) first, then B (Cb/U), then R (Cr/V), as NV12 and I420 do.
 */
-static int32_t vk_format_of(uint32_t format) {
+int32_t gpures__vk_format_of(uint32_t format) {
   switch (format) {
   case GPURES_PF_NV12: return 1000156003;        /* G8_B8R8_2PLANE_420_UNORM */
   case GPURES_PF_NV16: return 1000156005;        /* G8_B8R8_2PLANE_422_UNORM */
@@ -208,7 +180,7 @@ static uint32_t plane_aspect(uint32_t num_planes, uint32_t plane) {
 
 /* ------------------------------------------------------------ device info */
 
-static void fill_device_info(void *phys, const vk_instance_fns *fn, gpures_device_info *info) {
+void gpures__vk_fill_device_info(void *phys, const vk_instance_fns *fn, gpures_device_info *info) {
   VkPhysicalDeviceIDProperties id = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, NULL, {0}, {0},
                                      {0}, 0, 0};
   VkPhysicalDeviceProperties2 props;
@@ -243,10 +215,10 @@ int gpures_vk_device_info(void *instance, void *physical_device, void *get_insta
   if (status != GPURES_OK) return status;
   if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
   vk_instance_fns fn;
-  if ((status = load_instance(op, instance, get_instance_proc_addr, &fn)) != GPURES_OK)
+  if ((status = gpures__vk_load_instance(op, instance, get_instance_proc_addr, &fn)) != GPURES_OK)
     return status;
   gpures_device_info info;
-  fill_device_info(physical_device, &fn, &info);
+  gpures__vk_fill_device_info(physical_device, &fn, &info);
   return gpures__copy_out(op, out, &info, sizeof info);
 }
 
@@ -271,7 +243,7 @@ static int probe_extensions(gpures__op op, caps_probe *p) {
   uint32_t n = 0;
   VkResult r = p->fn->extensions(p->phys, NULL, &n, NULL);
   if (r != VK_SUCCESS)
-    return vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
+    return gpures__vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
   VkExtensionProperties *list = gpures__alloc((n ? n : 1) * sizeof *list);
   if (!list) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for %u extensions", n);
   r = p->fn->extensions(p->phys, NULL, &n, list);
@@ -282,7 +254,7 @@ static int probe_extensions(gpures__op op, caps_probe *p) {
   gpures__free(list);
   return r == VK_SUCCESS || r == VK_INCOMPLETE
              ? GPURES_OK
-             : vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
+             : gpures__vk_fail(op, "physicalDevice", "vkEnumerateDeviceExtensionProperties", r);
 }
 
 /* Whether `handle_type` memory can be imported as a (format, tiling, modifier) image; its limits. */
@@ -368,7 +340,7 @@ static void open_probe_device(caps_probe *p) {
 /* The rows of one format: each modifier the device lists, else LINEAR. */
 static void format_rows(caps_probe *p, uint32_t format, gpures_format_cap *out,
                         uint32_t capacity, uint32_t *count) {
-  int32_t vk_format = vk_format_of(format);
+  int32_t vk_format = gpures__vk_format_of(format);
   VkDrmFormatModifierPropertiesEXT mods[64];
   VkDrmFormatModifierPropertiesListEXT list = {
       VK_STRUCTURE_TYPE_DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT, NULL, 0, NULL};
@@ -415,7 +387,7 @@ int gpures_caps_vulkan(void *instance, void *physical_device, void *get_instance
   if (status == GPURES_OK) status = gpures__caps_args(op, out, capacity, out_count);
   if (status != GPURES_OK) return status;
   vk_instance_fns fn;
-  if ((status = load_instance(op, instance, get_instance_proc_addr, &fn)) != GPURES_OK)
+  if ((status = gpures__vk_load_instance(op, instance, get_instance_proc_addr, &fn)) != GPURES_OK)
     return status;
   caps_probe p = {physical_device, &fn, false, false, NULL, {0}};
   if ((status = probe_extensions(op, &p)) != GPURES_OK) return status;
@@ -423,7 +395,7 @@ int gpures_caps_vulkan(void *instance, void *physical_device, void *get_instance
   uint32_t count = 0;
   for (uint32_t format = 1; format <= GPURES_PF_MAX; format++) {
     const gpures_pixel_format_info *pf = gpures_pixel_format_info_of(format);
-    if (pf->drm_fourcc && vk_format_of(format)) format_rows(&p, format, out, capacity, &count);
+    if (pf->drm_fourcc && gpures__vk_format_of(format)) format_rows(&p, format, out, capacity, &count);
   }
   if (p.device) p.dev.destroy_device(p.device, NULL);
   return gpures__caps_end(op, capacity, count, out_count);
@@ -486,7 +458,7 @@ static int check_image_support(gpures__op op, vk_api *vk, const VkImageCreateInf
                         format_name(format), by_modifier ? "modifier-tiled" : "linear",
                         (int)ci->format, ci->usage,
                         by_modifier ? " and this modifier" : "");
-  if (r != VK_SUCCESS) return vk_fail(op, "format", "vkGetPhysicalDeviceImageFormatProperties2", r);
+  if (r != VK_SUCCESS) return gpures__vk_fail(op, "format", "vkGetPhysicalDeviceImageFormatProperties2", r);
   VkExtent3D max = props.imageFormatProperties.maxExtent;
   if (ci->extent.width > max.width || ci->extent.height > max.height)
     return gpures__fail(op, GPURES_E_INVALID_VALUE,
@@ -501,7 +473,7 @@ static int create_image(gpures__op op, vk_api *vk, VkImageCreateInfo *ci, uint64
   int status = check_image_support(op, vk, ci, modifier, handle_type, format);
   if (status != GPURES_OK) return status;
   VkResult r = vk->fn.create_image(vk->device, ci, NULL, out);
-  if (r != VK_SUCCESS) return *out = 0, vk_fail(op, "planes", "vkCreateImage", r);
+  if (r != VK_SUCCESS) return *out = 0, gpures__vk_fail(op, "planes", "vkCreateImage", r);
   return GPURES_OK;
 }
 
@@ -518,7 +490,7 @@ static int import_memory(gpures__op op, vk_api *vk, const char *field, int fd, i
   if (r != VK_SUCCESS) {
     close(dup);
     *out = 0;
-    return vk_fail(op, field, "vkAllocateMemory (import)", r);
+    return gpures__vk_fail(op, field, "vkAllocateMemory (import)", r);
   }
   return GPURES_OK;
 }
@@ -536,7 +508,7 @@ static int create_buffer(gpures__op op, vk_api *vk, int32_t handle_type, uint64_
   VkBufferCreateInfo ci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &ext, 0, size, vk->buffer_usage,
                            VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
   VkResult r = vk->fn.create_buffer(vk->device, &ci, NULL, out);
-  if (r != VK_SUCCESS) return *out = 0, vk_fail(op, "size", "vkCreateBuffer", r);
+  if (r != VK_SUCCESS) return *out = 0, gpures__vk_fail(op, "size", "vkCreateBuffer", r);
   vk->fn.buffer_requirements(vk->device, *out, reqs);
   return GPURES_OK;
 }
@@ -629,7 +601,7 @@ static int bind_dma_buf_image(gpures__op op, vk_api *vk, const gpures_dma_buf_ha
                         (unsigned long long)reqs.size, (unsigned long long)at,
                         (unsigned long long)im->size);
   VkResult r = vk->fn.bind_image(vk->device, im->image, im->memories[0], at);
-  if (r != VK_SUCCESS) return vk_fail(op, "planes[0].offset", "vkBindImageMemory", r);
+  if (r != VK_SUCCESS) return gpures__vk_fail(op, "planes[0].offset", "vkBindImageMemory", r);
   return vk->fn.modifier_properties ? GPURES_OK : check_linear_offsets(op, vk, im->image, d);
 }
 
@@ -644,7 +616,7 @@ static int dma_buf_memory(gpures__op op, vk_api *vk, const gpures_dma_buf_handle
   VkMemoryFdPropertiesKHR props = {VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR, NULL, 0};
   VkResult r = vk->fn.memory_fd_properties(
       vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, d->fds[i], &props);
-  if (r != VK_SUCCESS) return vk_fail(op, field, "vkGetMemoryFdPropertiesKHR", r);
+  if (r != VK_SUCCESS) return gpures__vk_fail(op, field, "vkGetMemoryFdPropertiesKHR", r);
   uint32_t bits = props.memoryTypeBits & image_bits;
   if (!bits)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, field,
@@ -664,7 +636,7 @@ static int make_dma_buf(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_d
   uint32_t format = pf ? pf->id : 0;
   int status = GPURES_OK;
   if (want_image) {
-    im->vk_format = (uint32_t)vk_format_of(format);
+    im->vk_format = (uint32_t)gpures__vk_format_of(format);
     if (!im->vk_format)
       return gpures__fail(op, GPURES_E_UNSUPPORTED, "format",
                           "fourcc '%.4s' (%s) has no VkFormat Vulkan can import as an image",
@@ -693,7 +665,7 @@ static int make_dma_buf(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_d
                            &im->buffer, &reqs);
     if (status == GPURES_OK) {
       VkResult r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
-      if (r != VK_SUCCESS) status = vk_fail(op, "fds[0]", "vkBindBufferMemory", r);
+      if (r != VK_SUCCESS) status = gpures__vk_fail(op, "fds[0]", "vkBindBufferMemory", r);
     }
   }
   im->offset = want_image ? d->planes[0].offset : 0;
@@ -704,7 +676,7 @@ static int make_dma_buf(gpures__op op, vk_api *vk, const gpures_dma_buf_handle_d
 
 static int opaque_image(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc *d,
                         vk_import *im) {
-  im->vk_format = (uint32_t)vk_format_of(d->format);
+  im->vk_format = (uint32_t)gpures__vk_format_of(d->format);
   if (!im->vk_format)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "format", "%s has no VkFormat",
                         format_name(d->format));
@@ -786,7 +758,7 @@ static int make_opaque(gpures__op op, vk_api *vk, const gpures_vk_opaque_fd_desc
   if (im->image) r = vk->fn.bind_image(vk->device, im->image, im->memories[0], d->offset);
   if (r == VK_SUCCESS && im->buffer)
     r = vk->fn.bind_buffer(vk->device, im->buffer, im->memories[0], 0);
-  return r == VK_SUCCESS ? GPURES_OK : vk_fail(op, "offset", "binding the imported memory", r);
+  return r == VK_SUCCESS ? GPURES_OK : gpures__vk_fail(op, "offset", "binding the imported memory", r);
 }
 
 static int make_import(void *state, gpures__op op, const gpures__frame *frame, void *payload) {
@@ -833,11 +805,11 @@ int gpures_vk_importer_create(const gpures_vk_importer_desc *desc, gpures_import
   vk->flags = d.flags;
   vk->image_usage = d.usage ? d.usage : IMAGE_USAGE_DEFAULT;
   vk->buffer_usage = d.usage ? d.usage : BUFFER_USAGE_DEFAULT;
-  status = load_instance(op, d.instance, d.get_instance_proc_addr, &vk->in);
-  if (status == GPURES_OK) status = load_device(op, &vk->in, d.device, &vk->fn);
+  status = gpures__vk_load_instance(op, d.instance, d.get_instance_proc_addr, &vk->in);
+  if (status == GPURES_OK) status = gpures__vk_load_device(op, &vk->in, d.device, &vk->fn);
   if (status != GPURES_OK) return gpures__free(vk), status;
   gpures_device_info info;
-  fill_device_info(d.physical_device, &vk->in, &info);
+  gpures__vk_fill_device_info(d.physical_device, &vk->in, &info);
   return gpures__importer_new(op, &vk_ops, vk, &info, d.capacity, out_importer);
 }
 

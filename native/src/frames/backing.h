@@ -1,0 +1,56 @@
+/*
+** backing.h: where a pool's slots get their memory. pool.c owns the slots,
+** the waits and the return path; a backing only makes and frees one slot's
+** memory (an fd that frames carry, and the API objects the producer writes
+** through). The memfd backing is pool.c's own; GPU backings live with their
+** API (interop/vulkan_pool.c).
+*/
+#ifndef GPURES_FRAMES_BACKING_H
+#define GPURES_FRAMES_BACKING_H
+
+#include "../internal.h"
+
+/* One slot's memory: the fd its frames carry, and up to two API objects over it. */
+typedef struct gpures__slot_memory {
+  int fd;
+  uint64_t objects[2];
+} gpures__slot_memory;
+
+/* Every frame's descriptor, but for its fd. */
+typedef union gpures__pool_frame {
+  gpures_dma_buf_handle_desc dma_buf;
+  gpures_vk_opaque_fd_desc opaque;
+} gpures__pool_frame;
+
+typedef struct gpures__pool_backing {
+  uint32_t kind; /* of the frames: GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
+  /*
+  ** Makes one slot's memory of `size` bytes. Called under the pool's lock, on
+  ** the creating thread or on whichever thread releases a retired frame (its
+  ** failures then record nothing). On failure: out->fd -1, nothing left.
+  */
+  int (*make)(void *state, gpures__op op, uint64_t size, gpures__slot_memory *out);
+  /* Frees the API objects of a slot's memory; its fd is the pool's to close. */
+  void (*unmake)(void *state, gpures__slot_memory *memory);
+  /* Frees the state, at the pool's close (or a failed create): no call follows. */
+  void (*destroy)(void *state);
+} gpures__pool_backing;
+
+/*
+** A pool of `slots` slots of `size` bytes from `backing`, which owns `state`
+** from here (destroyed on failure too). `frame` is every frame's descriptor,
+** validated by the caller, its fd filled per slot.
+*/
+int gpures__pool_create_backed(gpures__op op, uint32_t slots, uint64_t size,
+                               const gpures__pool_frame *frame, const gpures__pool_backing *backing,
+                               void *state, gpures_pool **out_pool);
+/*
+** The API objects of the slot whose frame, of buffer `buffer_id`, is held
+** now: INVALID_VALUE naming "frame" for a frame not of this pool (or one
+** already back), naming "pool" for a pool of another backing; STALE once
+** the pool is closed.
+*/
+int gpures__pool_slot_objects(gpures_pool *pool, const gpures__pool_backing *backing,
+                              uint64_t buffer_id, uint64_t out_objects[2]);
+
+#endif

@@ -1,0 +1,256 @@
+/*
+** vulkan_pool.c: frame pools in exported Vulkan memory. Each slot is a
+** VkBuffer over memory allocated exportable as an opaque fd; its frames are
+** VkOpaqueFd handles over that fd (rows at rowPitch, later planes after
+** plane 0, as the kind describes them), so a session sends the fd once per
+** slot and the receiver's importer (Vulkan, CUDA) imports it once. The pool
+** itself is frames/pool.c's; this file is its backing: make, free, and the
+** producer's own VkBuffer and VkDeviceMemory of a slot.
+**
+** The VkDevice must outlive gpures_pool_close(), not the frames: the close
+** frees every Vulkan object of the pool, and memory still held lives on in
+** the fds of its frames (each fd is a reference to the memory's payload).
+*/
+#if defined(__linux__)
+#define _GNU_SOURCE
+#include <string.h>
+#include <unistd.h>
+
+#include "vulkan.h"
+#include "../frames/backing.h"
+
+#define BUFFER_USAGE_DEFAULT                                               \
+  (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
+   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
+#define ROW_ALIGN_DEFAULT 256u /* what CUDA's pitched copies and most GPUs' row pitches like */
+
+typedef struct vk_pool {
+  void *device;
+  vk_device_fns fn;
+  uint32_t usage;
+  uint32_t memory_type;
+  uint64_t bytes; /* of a frame: what each VkBuffer spans */
+} vk_pool;
+
+static gpures__op pool_op(const char *verb) {
+  gpures__op op = {verb, GPURES_KIND_VK_OPAQUE_FD};
+  return op;
+}
+
+static int new_buffer(gpures__op op, vk_pool *vp, uint64_t *out) {
+  VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          NULL, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+  VkBufferCreateInfo ci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &ext, 0, vp->bytes, vp->usage,
+                           VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+  VkResult r = vp->fn.create_buffer(vp->device, &ci, NULL, out);
+  return r == VK_SUCCESS ? GPURES_OK : gpures__vk_fail(op, "usage", "vkCreateBuffer", r);
+}
+
+static void unmake(void *state, gpures__slot_memory *m) {
+  vk_pool *vp = state;
+  if (m->objects[1]) vp->fn.destroy_buffer(vp->device, m->objects[1], NULL);
+  if (m->objects[0]) vp->fn.free_memory(vp->device, m->objects[0], NULL);
+  m->objects[0] = m->objects[1] = 0;
+}
+
+/* objects[0]: the VkDeviceMemory; objects[1]: the VkBuffer bound over all of it. */
+static int make(void *state, gpures__op op, uint64_t size, gpures__slot_memory *out) {
+  vk_pool *vp = state;
+  out->fd = -1;
+  int status = new_buffer(op, vp, &out->objects[1]);
+  if (status != GPURES_OK) return status;
+  VkExportMemoryAllocateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, NULL,
+                                    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &exp, size, vp->memory_type};
+  VkResult r = vp->fn.allocate(vp->device, &ai, NULL, &out->objects[0]);
+  if (r == VK_SUCCESS) r = vp->fn.bind_buffer(vp->device, out->objects[1], out->objects[0], 0);
+  VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, out->objects[0],
+                             VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+  if (r == VK_SUCCESS) r = vp->fn.get_memory_fd(vp->device, &gi, &out->fd);
+  if (r == VK_SUCCESS && out->fd >= 0) return GPURES_OK;
+  if (out->fd >= 0) close(out->fd);
+  out->fd = -1;
+  unmake(vp, out);
+  return gpures__vk_fail(op, "device", "allocating exportable memory", r ? r : -13 /* VK_ERROR_UNKNOWN */);
+}
+
+static void destroy(void *state) { gpures__free(state); }
+
+static const gpures__pool_backing vk_backing = {GPURES_KIND_VK_OPAQUE_FD, make, unmake, destroy};
+
+/* The lowest memory type the buffer takes with every `want` flag (and, preferred, `like`). */
+static int pick_memory_type(gpures__op op, const vk_instance_fns *in, void *phys,
+                            uint32_t bits, uint32_t want, uint32_t like, uint32_t *out) {
+  VkPhysicalDeviceMemoryProperties props;
+  memset(&props, 0, sizeof props);
+  in->memory_properties(phys, &props);
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < props.memoryTypeCount && i < 32; i++) {
+      uint32_t flags = props.memoryTypes[i].propertyFlags;
+      if (!(bits & (1u << i)) || (flags & want) != want) continue;
+      if (pass == 0 && (flags & like) != like) continue;
+      *out = i;
+      return GPURES_OK;
+    }
+  return gpures__fail(op, GPURES_E_UNSUPPORTED, "flags",
+                      "no memory type of the device holds an exportable buffer%s (types 0x%x can)",
+                      want ? " the host can map" : "", bits);
+}
+
+/* Whether the device exports buffers of this usage as opaque fds. */
+static int check_exportable(gpures__op op, const vk_instance_fns *in, void *phys, uint32_t usage) {
+  VkPhysicalDeviceExternalBufferInfo info = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+                                             NULL, 0, usage,
+                                             VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+  VkExternalBufferProperties props;
+  memset(&props, 0, sizeof props);
+  props.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES;
+  in->external_buffer_properties(phys, &info, &props);
+  if (props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT)
+    return GPURES_OK;
+  return gpures__fail(op, GPURES_E_UNSUPPORTED, "usage",
+                      "the device cannot export buffers of usage 0x%x as opaque fds", usage);
+}
+
+static int check_desc(gpures__op op, const gpures_vk_pool_desc *d) {
+  if (d->flags & ~GPURES_VK_POOL_HOST_VISIBLE)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x",
+                        d->flags & ~GPURES_VK_POOL_HOST_VISIBLE);
+  if (d->slots == 0 || d->slots > GPURES_POOL_MAX_SLOTS)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "slots", "slots is %u; a pool has 1 to %u",
+                        d->slots, GPURES_POOL_MAX_SLOTS);
+  if (!d->instance) return gpures__fail(op, GPURES_E_NULL_POINTER, "instance", "instance is null");
+  if (!d->physical_device)
+    return gpures__fail(op, GPURES_E_NULL_POINTER, "physicalDevice", "physicalDevice is null");
+  if (!d->device) return gpures__fail(op, GPURES_E_NULL_POINTER, "device", "device is null");
+  return GPURES_OK;
+}
+
+/* Every frame's descriptor: rows at the aligned pitch, planes one after another. */
+static int frame_desc(gpures__op op, const gpures_vk_pool_desc *d, const gpures_device_info *dev,
+                      gpures_vk_opaque_fd_desc *f, uint64_t *out_bytes) {
+  uint32_t align = d->row_align ? d->row_align : ROW_ALIGN_DEFAULT;
+  if (align > 4096 || (align & (align - 1)))
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowAlign",
+                        "rowAlign %u is not a power of two up to 4096", align);
+  if (!gpures_pixel_format_info_of(d->format))
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat",
+                        d->format);
+  if (!d->width || !d->height)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, d->width ? "height" : "width", "%s is 0",
+                        d->width ? "height" : "width");
+  uint64_t row = 0;
+  (void)gpures_pixel_format_row_bytes(d->format, 0, d->width, &row);
+  uint64_t pitch = (row + align - 1) / align * align;
+  if (pitch > UINT32_MAX)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "width", "a row of %u pixels is too long",
+                        d->width);
+  memset(f, 0, sizeof *f);
+  f->struct_size = sizeof *f;
+  f->fd = -1;
+  f->width = d->width;
+  f->height = d->height;
+  f->format = d->format;
+  f->row_pitch = (uint32_t)pitch;
+  memcpy(f->device_uuid, dev->id.bytes, 16);
+  int status = gpures_pixel_format_frame_size(d->format, d->width, d->height, f->row_pitch,
+                                              out_bytes);
+  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
+}
+
+/* A descriptor the kind's own checks accept (they are skipped per frame). */
+static int check_frame(gpures__op op, const gpures_vk_opaque_fd_desc *f, int fd) {
+  gpures_vk_opaque_fd_desc probe = *f;
+  probe.fd = fd;
+  gpures_handle h = 0;
+  int status = gpures_create(GPURES_KIND_VK_OPAQUE_FD, &probe, NULL, &h);
+  (void)gpures_release(h);
+  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
+}
+
+/* The pool's state: the device's entry points, the usage, and what one slot takes. */
+static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
+                     gpures_vk_opaque_fd_desc *frame) {
+  vk_instance_fns in;
+  int status = gpures__vk_load_instance(op, d->instance, d->get_instance_proc_addr, &in);
+  if (status != GPURES_OK) return status;
+  vk_pool *vp = gpures__alloc(sizeof *vp);
+  if (!vp) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the pool");
+  memset(vp, 0, sizeof *vp);
+  vp->device = d->device;
+  vp->usage = d->usage ? d->usage : BUFFER_USAGE_DEFAULT;
+  gpures_device_info dev;
+  gpures__vk_fill_device_info(d->physical_device, &in, &dev);
+  status = gpures__vk_load_device(op, &in, d->device, &vp->fn);
+  if (status == GPURES_OK && !vp->fn.get_memory_fd)
+    status = gpures__fail(op, GPURES_E_UNSUPPORTED, "device", "the device has no vkGetMemoryFdKHR");
+  if (status == GPURES_OK) status = check_exportable(op, &in, d->physical_device, vp->usage);
+  if (status == GPURES_OK) status = frame_desc(op, d, &dev, frame, &vp->bytes);
+  uint64_t buffer = 0;
+  if (status == GPURES_OK) status = new_buffer(op, vp, &buffer);
+  if (status == GPURES_OK) {
+    VkMemoryRequirements reqs;
+    vp->fn.buffer_requirements(d->device, buffer, &reqs);
+    vp->fn.destroy_buffer(d->device, buffer, NULL);
+    bool host = d->flags & GPURES_VK_POOL_HOST_VISIBLE;
+    uint32_t want = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+    status = pick_memory_type(op, &in, d->physical_device, reqs.memoryTypeBits, want,
+                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &vp->memory_type);
+    frame->size = reqs.size;
+    frame->memory_type_index = vp->memory_type;
+  }
+  if (status != GPURES_OK) return gpures__free(vp), status;
+  *out = vp;
+  return GPURES_OK;
+}
+
+int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_pool **out_pool) {
+  gpures__op op = pool_op("create a Vulkan pool of");
+  if (!out_pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "outPool", "outPool is null");
+  *out_pool = NULL;
+  if (!desc) return gpures__fail(op, GPURES_E_NULL_POINTER, "desc", "desc is null");
+  gpures_vk_pool_desc d;
+  memset(&d, 0, sizeof d);
+  int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
+  if (status == GPURES_OK) status = check_desc(op, &d);
+  gpures__pool_frame frame;
+  vk_pool *vp = NULL;
+  if (status == GPURES_OK) status = new_state(op, &d, &vp, &frame.opaque);
+  if (status != GPURES_OK) return status;
+  /* One allocation as the kind's create sees it: a bad template fails here, never per frame. */
+  gpures__slot_memory trial = {-1, {0, 0}};
+  if ((status = make(vp, op, frame.opaque.size, &trial)) == GPURES_OK) {
+    status = check_frame(op, &frame.opaque, trial.fd);
+    unmake(vp, &trial);
+    close(trial.fd);
+  }
+  if (status != GPURES_OK) return destroy(vp), status;
+  gpures_pool *pool = NULL;
+  status = gpures__pool_create_backed(op, d.slots, frame.opaque.size, &frame, &vk_backing, vp, &pool);
+  if (status != GPURES_OK) return status;
+  *out_pool = pool;
+  return GPURES_OK;
+}
+
+int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame, gpures_vk_pool_slot *out) {
+  gpures__op op = pool_op("find the Vulkan objects of");
+  if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
+  uint64_t buffer_id = 0, objects[2] = {0, 0};
+  int status = gpures_buffer_id(frame, &buffer_id);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  if ((status = gpures__pool_slot_objects(pool, &vk_backing, buffer_id, objects)) != GPURES_OK)
+    return gpures__refail(op, status);
+  gpures_vk_opaque_fd_desc d;
+  if ((status = gpures_describe(frame, &d, sizeof d)) != GPURES_OK) return gpures__refail(op, status);
+  gpures_vk_pool_slot slot;
+  memset(&slot, 0, sizeof slot);
+  slot.struct_size = sizeof slot;
+  slot.memory = objects[0];
+  slot.buffer = objects[1];
+  slot.size = d.size;
+  slot.memory_type_index = d.memory_type_index;
+  slot.row_pitch = d.row_pitch;
+  return gpures__copy_out(op, out, &slot, sizeof slot);
+}
+
+#endif /* __linux__ */
