@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { Channel, FramePool, liveHandles, VkOpaqueFd, VulkanFramePool } from "../mod.ts";
 import { InvalidHandleError, ReleasedError, WrongKindError } from "../ffi/errors.ts";
 import { VulkanImporter } from "../ffi/interop/vulkan.ts";
-import { countOpenFds } from "./_support/libc.ts";
+import { close, countOpenFds, eventFd, memfd, pipeReadEnd } from "./_support/libc.ts";
 import { eventually } from "./_support/frame_pattern.ts";
 import { fillGpuPattern, gpuPattern } from "./_support/gpu_pattern.ts";
 import { helperCheck, HelperContext } from "./_support/vulkan_context.ts";
@@ -291,5 +291,61 @@ gpuPoolTest(
       for (const h of held) h.frame.release();
     }
     await eventually(() => pool.stats.inUse === 0, "every slot back");
+  },
+);
+
+gpuPoolTest(
+  "a VkOpaqueFd that lies (an eventfd, a pipe, a memfd smaller than it says) is refused by name, nothing imported",
+  async (ctx) => {
+    using pool = ctx.pool({ slots: 1 });
+    using importer = VulkanImporter.create({
+      instance: ctx.instance,
+      physicalDevice: ctx.physicalDevice,
+      device: ctx.device(1),
+      image: false,
+      buffer: true,
+    });
+    const honest = pool.tryAcquire()!;
+    const { fd: _fd, ...like } = honest.describe();
+    honest.release();
+    const refusedNaming = (field: string, what: string) => (e: InvalidHandleError) => {
+      assert.ok(e instanceof InvalidHandleError, `${what}: ${e}`);
+      assert.equal(e.field, field, `${what}: ${e.message}`);
+      return true;
+    };
+    const lying = (fd: number) => {
+      try {
+        return VkOpaqueFd.create({ ...like, fd } as never); // duplicates fd
+      } finally {
+        close(fd);
+      }
+    };
+    // Made here: the import refuses it before the driver sees it (lavapipe's import of an
+    // eventfd never returned).
+    for (
+      const [what, fd, field] of [
+        ["an eventfd", eventFd(), "fd"],
+        ["a pipe", pipeReadEnd(), "fd"],
+        ["a memfd of 4 KiB", memfd(4096), "size"],
+      ] as const
+    ) {
+      using frame = lying(fd);
+      assert.throws(() => importer.import(frame), refusedNaming(field, what));
+    }
+    // From a peer: the fds that are no memory are refused as they arrive, the short memfd at import.
+    const [tx, rx] = Channel.pair();
+    using _tx = tx;
+    using _rx = rx;
+    for (const [what, fd] of [["an eventfd", eventFd()], ["a pipe", pipeReadEnd()]] as const) {
+      using frame = lying(fd);
+      await tx.send(frame);
+      await assert.rejects(rx.receive(), refusedNaming("fd", what));
+    }
+    using short = lying(memfd(4096));
+    await tx.send(short);
+    using got = await rx.receive() as VkOpaqueFd;
+    assert.throws(() => importer.import(got), refusedNaming("size", "a short memfd from a peer"));
+    assert.equal(importer.stats.imports, 0);
+    assert.equal(importer.stats.cached, 0);
   },
 );

@@ -454,6 +454,7 @@ GPURES_API uint32_t gpures__test_retired_slots(void);
 int gpures__check_frame_fd(gpures__op op, const char *field, int fd, uint32_t flags);
 #define GPURES__FRAME_FD_ALLOW_UNSEALED (1u << 0) /* the caller trusts the producer */
 #define GPURES__FRAME_FD_OPAQUE (1u << 1)         /* a driver's opaque export: devices pass */
+#define GPURES__FRAME_FD_MEMORY (1u << 2)         /* memory: eventfds, sync_files, ... refused */
 /* gpures_map(), also giving the mapping's id (never reused). */
 int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out_ptr,
                 uint64_t *out_size, uint64_t *out_id);

@@ -249,10 +249,32 @@ static void make_room(gpures_importer *imp) {
   }
 }
 
+/*
+** A VkOpaqueFd's fd goes to the driver as memory, so it must be memory (a
+** driver given an eventfd was seen to block in its import for good), and a
+** memfd no smaller than the frame says (else it is read past its end).
+** NVIDIA's exports are opens of /dev/nvidiactl, whose size says nothing.
+*/
+static int check_memory_fd(gpures__op op, const gpures__frame *frame) {
+  if (frame->kind != GPURES_KIND_VK_OPAQUE_FD) return GPURES_OK;
+  const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
+  int status = gpures__check_frame_fd(op, "fd", d->fd,
+                                      GPURES__FRAME_FD_OPAQUE | GPURES__FRAME_FD_ALLOW_UNSEALED |
+                                          GPURES__FRAME_FD_MEMORY);
+  struct stat st;
+  if (status == GPURES_OK && fstat(d->fd, &st) != 0) return gpures__os_fail(op, "fd", "fstat", errno);
+  if (status == GPURES_OK && S_ISREG(st.st_mode) && (uint64_t)st.st_size < d->size)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "size",
+                        "the frame says %llu bytes; its fd holds %lld",
+                        (unsigned long long)d->size, (long long)st.st_size);
+  return status;
+}
+
 static int import_new(gpures__op op, gpures_importer *imp, const gpures__frame *frame,
                       uint64_t buffer_id, const file_key *files, uint32_t n,
                       const gpures__frame *layout, entry **out) {
   int status = check_device(op, imp, frame->handle);
+  if (status == GPURES_OK) status = check_memory_fd(op, frame);
   if (status != GPURES_OK) return status;
   entry *e = calloc(1, sizeof *e);
   if (!e) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for an import");

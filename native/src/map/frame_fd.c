@@ -13,9 +13,12 @@
 ** A regular file, or a memfd that cannot be sealed, is accepted only when the
 ** caller says it trusts the producer (GPURES_MAP_ALLOW_UNSEALED,
 ** GPURES_CHANNEL_ALLOW_UNSEALED). Pipes, sockets, directories and devices
-** cannot hold a frame at all. Another anonymous inode is accepted: it cannot
-** be truncated, and gpures_map() refuses it anyway when its size cannot be
-** read. An opaque driver export (VkOpaqueFd) may also be a character device:
+** cannot hold a frame at all, nor, where memory is wanted (a frame's buffer,
+** not its fence), can the anonymous inodes known not to be memory (an
+** eventfd, a sync_file, ...: a driver given one as memory was seen to block in
+** its import for good). Another anonymous inode is
+** accepted: it cannot be truncated, and gpures_map() refuses it anyway when
+** its size cannot be read. An opaque driver export (VkOpaqueFd) may also be a character device:
 ** NVIDIA's are opens of /dev/nvidiactl (seen on the H200), which the
 ** importing driver resolves; nothing maps them.
 */
@@ -28,7 +31,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sys/vfs.h>
 #endif
@@ -46,6 +51,26 @@ static const char *unfit_type(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISLNK(mode)) return "a symbolic link";
   return NULL; /* a regular file, or an anonymous inode (type bits 0) */
+}
+
+/* What an anonymous inode known not to be memory is called, else NULL (Linux names them in /proc). */
+static const char *unfit_anonymous(int fd) {
+#if defined(__linux__)
+  static const char *const not_memory[] = {
+      "anon_inode:[eventfd]", "anon_inode:sync_file",   "anon_inode:syncobj",
+      "anon_inode:[timerfd]", "anon_inode:[signalfd]",  "anon_inode:[eventpoll]",
+      "anon_inode:[pidfd]",   "anon_inode:inotify",     "anon_inode:[userfaultfd]"};
+  char path[64], link[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, link, sizeof link - 1);
+  if (n <= 0) return NULL; /* no /proc: the kernel cannot be asked */
+  link[n] = '\0';
+  for (size_t i = 0; i < sizeof not_memory / sizeof not_memory[0]; i++)
+    if (strcmp(link, not_memory[i]) == 0) return not_memory[i] + strlen("anon_inode:");
+#else
+  (void)fd;
+#endif
+  return NULL;
 }
 
 static int is_dma_buf(int fd) {
@@ -92,6 +117,11 @@ int gpures__check_frame_fd(gpures__op op, const char *field, int fd, uint32_t fl
   const char *unfit = unfit_type(st.st_mode);
   if (unfit) {
     char why[64];
+    snprintf(why, sizeof why, "is %s, which cannot hold a frame", unfit);
+    return refuse(op, field, fd, why);
+  }
+  if ((flags & GPURES__FRAME_FD_MEMORY) && !S_ISREG(st.st_mode) && (unfit = unfit_anonymous(fd))) {
+    char why[80];
     snprintf(why, sizeof why, "is %s, which cannot hold a frame", unfit);
     return refuse(op, field, fd, why);
   }
