@@ -14,3 +14,8 @@ export function gpuPattern(bytes: Uint8Array, seq: number): string | null {
   }
   return null;
 }
+
+/** The seed of frame `seq`'s pattern on the GPU host (gp_pattern_byte in tests/gpu_helpers/probe/pattern.h). */
+export function seedOf(seq: number): number {
+  return (seq * 7919 + 1) >>> 0;
+}

@@ -120,6 +120,12 @@ deno test --allow-ffi --allow-read --allow-env "$root/tests/interop_cuda_test.ts
 importer_rc=$?
 
 echo
+echo "=== Vulkan pools into CUDA across processes (deno test tests/gpu/gpu_pool_cuda_test.ts)"
+# Needs the Vulkan test helper (build/test-helpers, from the main build); skipped with the reason without it.
+deno test --allow-ffi --allow-read --allow-env --allow-run "$here/gpu_pool_cuda_test.ts"
+pool_rc=$?
+
+echo
 echo "=== benchmark (deno run bench/gpu/bench.ts)"
 deno run --allow-ffi --allow-read --allow-env "$root/bench/gpu/bench.ts"
 bench_rc=$?
@@ -127,5 +133,5 @@ bench_rc=$?
 echo
 echo "=== result: tests $([ $tests_rc -eq 0 ] && echo passed || echo FAILED), importer checks $(
   [ $importer_rc -eq 0 ] && echo passed || echo FAILED
-), benchmark $([ $bench_rc -eq 0 ] && echo ran || echo FAILED)"
-[ $tests_rc -eq 0 ] && [ $importer_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+), pools into CUDA $([ $pool_rc -eq 0 ] && echo passed || echo FAILED), benchmark $([ $bench_rc -eq 0 ] && echo ran || echo FAILED)"
+[ $tests_rc -eq 0 ] && [ $importer_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $bench_rc -eq 0 ]
