@@ -175,7 +175,8 @@ gpuPoolTest(
           (performance.now() - t0).toFixed(0)
         } ms (each written and read back through Vulkan copies), ${report.imports} imports`,
       );
-      assert.equal(pool.stats.waits > 0 || pool.stats.acquired === FRAMES, true);
+      assert.equal(pool.stats.acquired, FRAMES);
+      assert.ok(pool.stats.highWater <= 4);
     } finally {
       peer.kill();
       await peer.done();
@@ -184,7 +185,7 @@ gpuPoolTest(
 );
 
 gpuPoolTest(
-  "a frame held past the pool's close stays readable; the close frees the pool's Vulkan objects",
+  "a frame held past the pool's close stays readable through its fd",
   async (ctx) => {
     const pool = ctx.pool({ slots: 2 });
     const frame = await pool.acquire();

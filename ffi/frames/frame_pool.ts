@@ -74,6 +74,40 @@ export interface FramePoolOptions {
   rowAlign?: number;
 }
 
+/**
+ * The options every pool's create shares (format, width, height, slots,
+ * rowAlign with its default), checked by name, own properties only: what
+ * to make, and the format's id.
+ */
+export function poolShape(
+  what: string,
+  options: unknown,
+  defaultRowAlign: number,
+): { made: Required<FramePoolOptions>; format: number } {
+  if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
+  const name = own(options, "format");
+  const format = typeof name === "string" ? enumValue(1, name) : undefined;
+  if (format === undefined) {
+    const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
+    refuse(what, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
+  }
+  const made: Required<FramePoolOptions> = {
+    format: name as PixelFormatName,
+    width: required(what, "width", own(options, "width"), U32_MAX),
+    height: required(what, "height", own(options, "height"), U32_MAX),
+    slots: required(what, "slots", own(options, "slots"), MAX_SLOTS),
+    rowAlign: optionalCount(
+      what,
+      "rowAlign",
+      own(options, "rowAlign"),
+      1,
+      MAX_ROW_ALIGN,
+      defaultRowAlign,
+    ),
+  };
+  return { made, format: format! };
+}
+
 /** What {@link FramePool.tryAcquire} takes. */
 export interface TryAcquireOptions {
   /**
@@ -196,11 +230,12 @@ export class SlotPool<Frame extends GpuResource<object>> {
     pool: Deno.PointerValue,
     options: Required<FramePoolOptions>,
     layout: FrameLayout,
+    closeWhenCollected = true,
   ) {
     this.#pool = pool;
     this.options = Object.freeze(options);
     this.layout = layout;
-    unclosed.register(this, pool, this);
+    if (closeWhenCollected) unclosed.register(this, pool, this);
   }
 
   /** The native pool, for a subclass's own calls; ReleasedError once closed. */
@@ -410,20 +445,7 @@ export class FramePool extends SlotPool<DmaBufHandle> {
    */
   static create(options: FramePoolOptions): FramePool {
     const what = "create a FramePool";
-    if (optionsBag(what, options) === undefined) refuse(what, "options", "is missing");
-    const name = own(options, "format");
-    const format = typeof name === "string" ? enumValue(1, name) : undefined;
-    if (format === undefined) {
-      const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
-      refuse(what, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
-    }
-    const made: Required<FramePoolOptions> = {
-      format: name as PixelFormatName,
-      width: required(what, "width", own(options, "width"), U32_MAX),
-      height: required(what, "height", own(options, "height"), U32_MAX),
-      slots: required(what, "slots", own(options, "slots"), MAX_SLOTS),
-      rowAlign: optionalCount(what, "rowAlign", own(options, "rowAlign"), 1, MAX_ROW_ALIGN, 64),
-    };
+    const { made, format } = poolShape(what, options, 64);
     // The layout checks the extent and alignment (a power of two, a buffer below 2^32)
     // before the native pool exists, so no refusal can come after its slots were made.
     const layout = PixelFormat.layout(made.format, made.width, made.height, {

@@ -5,22 +5,12 @@
 // imports a slot once with its VulkanImporter or CudaImporter.
 
 import { check, native } from "../load/native.ts";
-import {
-  booleanOption,
-  countOption,
-  enumValue,
-  optionalCount,
-  optionsBag,
-  own,
-  refuse,
-  show,
-  suggestName,
-} from "../table/values.ts";
+import { booleanOption, optionalCount, own, refuse } from "../table/values.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import type { VkOpaqueFd } from "../gen/variants.ts";
 import { type FrameLayout, PixelFormat, type PlaneLayout } from "../map/pixel_format.ts";
 import { type PointerArg, pointerArg } from "../interop/device.ts";
-import { SlotPool } from "./frame_pool.ts";
+import { poolShape, SlotPool } from "./frame_pool.ts";
 
 const WHAT = "create a VulkanFramePool";
 const DESC_SIZE = 64;
@@ -109,7 +99,9 @@ function opaqueLayout(
  * {@link VkOpaqueFd}. Everything a frame pool does, it does: acquire
  * waits while every slot is held, a slot comes home at its frame's last
  * release anywhere, a session sends each slot's fd once and the receiver's
- * `VulkanImporter` (or `CudaImporter`) imports it once. The producer writes
+ * `VulkanImporter` (or `CudaImporter`) imports it once. Close it before the
+ * VkDevice goes (a pool the collector finds unclosed is leaked, never freed
+ * against a device that may be gone). The producer writes
  * a slot through {@link VulkanFramePool.slot}'s objects and orders its GPU
  * writes for the consumer with the frame's fences. Linux only.
  *
@@ -134,32 +126,7 @@ export class VulkanFramePool extends SlotPool<VkOpaqueFd> {
    * UnsupportedError when the device cannot export such memory.
    */
   static create(options: VulkanFramePoolOptions): VulkanFramePool {
-    if (optionsBag(WHAT, options) === undefined) refuse(WHAT, "options", "is missing");
-    const name = own(options, "format");
-    const format = typeof name === "string" ? enumValue(1, name) : undefined;
-    if (format === undefined) {
-      const why = name === undefined ? "is missing" : `${show(name)} is not a PixelFormat name`;
-      refuse(WHAT, "format", `${why}: ${suggestName(name, PixelFormat.names())}`);
-    }
-    const count = (field: string, max: number) => {
-      const v = own(options, field);
-      if (v === undefined) refuse(WHAT, field, "is missing");
-      return countOption(WHAT, field, v, 1, max);
-    };
-    const made = {
-      format: name as PixelFormatName,
-      width: count("width", U32_MAX),
-      height: count("height", U32_MAX),
-      slots: count("slots", 256),
-      rowAlign: optionalCount(
-        WHAT,
-        "rowAlign",
-        own(options, "rowAlign"),
-        1,
-        4096,
-        DEFAULT_ROW_ALIGN,
-      ),
-    };
+    const { made, format } = poolShape(WHAT, options, DEFAULT_ROW_ALIGN);
     const host = booleanOption(WHAT, "hostVisible", own(options, "hostVisible"), false);
     const usage = optionalCount(WHAT, "usage", own(options, "usage"), 0, U32_MAX, 0);
     const desc = new DataView(new ArrayBuffer(DESC_SIZE));
@@ -182,15 +149,13 @@ export class VulkanFramePool extends SlotPool<VkOpaqueFd> {
       "getInstanceProcAddr",
     );
     desc.setBigUint64(56, gipa === null ? 0n : BigInt(Deno.UnsafePointer.value(gipa)), true);
+    // Laid out before the native pool exists, so no refusal comes after its memory was made.
+    const pitch = VulkanFramePool.#pitchOf(made.format, made.width, made.rowAlign);
+    const layout = opaqueLayout(made.format, made.width, made.height, pitch);
     const out = new BigUint64Array(1);
     check(native().gpures_vk_pool_create(new Uint8Array(desc.buffer), out));
-    const pool = Deno.UnsafePointer.create(out[0]);
-    const pitch = VulkanFramePool.#pitchOf(made.format, made.width, made.rowAlign);
-    return new VulkanFramePool(
-      pool,
-      made,
-      opaqueLayout(made.format, made.width, made.height, pitch),
-    );
+    // Never closed by the collector: its close frees Vulkan objects of a device that may be gone.
+    return new VulkanFramePool(Deno.UnsafePointer.create(out[0]), made, layout, false);
   }
 
   /** Plane 0's row bytes rounded up to `rowAlign`, as the library lays slots out. */

@@ -1909,7 +1909,10 @@ GPURES_API int gpures_vk_import(gpures_importer *importer, gpures_handle frame,
 ** and orders its writes for the consumer with the frame's fences. The close
 ** frees every Vulkan object of the pool, so `device` must outlive
 ** gpures_pool_close(), not the frames: memory still held lives on in the
-** fds of its frames. Linux only.
+** fds of its frames. Finish the producer's GPU work on a slot before the
+** close and before its frame's last release (a slot whose consumer kept it
+** gets new memory then, its old objects freed): Vulkan frees no memory that
+** a pending submission uses. Linux only.
 */
 #define GPURES_VK_POOL_HOST_VISIBLE (1u << 0) /* memory the host can map; else device-local first */
 
@@ -1943,7 +1946,8 @@ GPURES_API int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_poo
 /*
 ** The objects of the slot whose frame `frame` is (held now): INVALID_VALUE
 ** naming "frame" for a frame not of this pool, naming "pool" for a pool that
-** is not a Vulkan pool; STALE once the pool is closed.
+** is not a Vulkan pool. After gpures_pool_close() the pool pointer must not
+** be used, here as anywhere.
 */
 GPURES_API int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame,
                                       gpures_vk_pool_slot *out);

@@ -25,8 +25,8 @@ typedef union gpures__pool_frame {
 typedef struct gpures__pool_backing {
   uint32_t kind; /* of the frames: GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
   /*
-  ** Makes one slot's memory of `size` bytes. Called under the pool's lock, on
-  ** the creating thread or on whichever thread releases a retired frame (its
+  ** Makes one slot's memory of `size` bytes: on the creating thread, or under
+  ** the pool's lock on whichever thread releases a retired frame (its
   ** failures then record nothing). On failure: out->fd -1, nothing left.
   */
   int (*make)(void *state, gpures__op op, uint64_t size, gpures__slot_memory *out);

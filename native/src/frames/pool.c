@@ -125,8 +125,9 @@ static int make_memory(gpures__op op, gpures_pool *p, pool_slot *ps) {
   int status = p->backing_state || p->backing == &memfd_backing
                    ? p->backing->make(p->backing_state, op, p->size, &m)
                    : GPURES_E_STALE;
-  ps->fd = status == GPURES_OK ? m.fd : -1;
-  ps->objects[0] = m.objects[0], ps->objects[1] = m.objects[1];
+  bool made = status == GPURES_OK;
+  ps->fd = made ? m.fd : -1;
+  ps->objects[0] = made ? m.objects[0] : 0, ps->objects[1] = made ? m.objects[1] : 0;
   return status;
 }
 

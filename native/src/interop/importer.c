@@ -256,6 +256,17 @@ static void make_room(gpures_importer *imp) {
 ** NVIDIA's exports are opens of /dev/nvidiactl, whose size says nothing.
 */
 static int check_memory_fd(gpures__op op, const gpures__frame *frame) {
+  if (frame->kind == GPURES_KIND_DMA_BUF_HANDLE) { /* in-process dma-bufs pass the same check */
+    const gpures_dma_buf_handle_desc *b = &frame->desc.dma_buf;
+    for (uint32_t i = 0; i < b->num_fds && i < 4; i++) {
+      char field[16];
+      snprintf(field, sizeof field, "fds[%u]", i);
+      int status = gpures__check_frame_fd(op, field, b->fds[i],
+                                          GPURES__FRAME_FD_ALLOW_UNSEALED | GPURES__FRAME_FD_MEMORY);
+      if (status != GPURES_OK) return status;
+    }
+    return GPURES_OK;
+  }
   if (frame->kind != GPURES_KIND_VK_OPAQUE_FD) return GPURES_OK;
   const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
   int status = gpures__check_frame_fd(op, "fd", d->fd,

@@ -75,12 +75,16 @@ int gpures__vk_load_instance(gpures__op op, void *instance, void *gipa, vk_insta
   LOAD(get, instance, fn->format_properties2, "vkGetPhysicalDeviceFormatProperties2");
   LOAD(get, instance, fn->extensions, "vkEnumerateDeviceExtensionProperties");
   LOAD(get, instance, fn->create_device, "vkCreateDevice");
-  LOAD(get, instance, fn->memory_properties, "vkGetPhysicalDeviceMemoryProperties");
-  LOAD(get, instance, fn->external_buffer_properties, "vkGetPhysicalDeviceExternalBufferProperties");
+
   if (missing_name)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "instance",
                         "the instance has no %s (Vulkan 1.1 or VK_KHR_get_physical_device_properties2)",
                         missing_name);
+  /* Only pools use these (vulkan_pool.c checks them): an importer needs neither. */
+  PFN_vkVoidFunction props = proc(get, instance, "vkGetPhysicalDeviceMemoryProperties");
+  PFN_vkVoidFunction ext = proc(get, instance, "vkGetPhysicalDeviceExternalBufferProperties");
+  memcpy(&fn->memory_properties, &props, sizeof props);
+  memcpy(&fn->external_buffer_properties, &ext, sizeof ext);
   return GPURES_OK;
 }
 

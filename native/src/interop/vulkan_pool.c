@@ -22,7 +22,8 @@
 #define BUFFER_USAGE_DEFAULT                                               \
   (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
-#define ROW_ALIGN_DEFAULT 256u /* what CUDA's pitched copies and most GPUs' row pitches like */
+#define ROW_ALIGN_DEFAULT 256u
+#define MAX_FRAME_BYTES (1ull << 34) /* 16 GiB: past any frame, below what a size could saturate to */ /* what CUDA's pitched copies and most GPUs' row pitches like */
 
 typedef struct vk_pool {
   void *device;
@@ -53,23 +54,30 @@ static void unmake(void *state, gpures__slot_memory *m) {
   m->objects[0] = m->objects[1] = 0;
 }
 
-/* objects[0]: the VkDeviceMemory; objects[1]: the VkBuffer bound over all of it. */
+/*
+** objects[0]: the VkDeviceMemory; objects[1]: the VkBuffer bound over all of
+** it. What a failed Vulkan call wrote back is never trusted: each object is
+** kept (and freed) only once its call succeeded.
+*/
 static int make(void *state, gpures__op op, uint64_t size, gpures__slot_memory *out) {
   vk_pool *vp = state;
   out->fd = -1;
-  int status = new_buffer(op, vp, &out->objects[1]);
+  out->objects[0] = out->objects[1] = 0;
+  uint64_t buffer = 0, memory = 0;
+  int status = new_buffer(op, vp, &buffer);
   if (status != GPURES_OK) return status;
+  out->objects[1] = buffer;
   VkExportMemoryAllocateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, NULL,
                                     VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
   VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &exp, size, vp->memory_type};
-  VkResult r = vp->fn.allocate(vp->device, &ai, NULL, &out->objects[0]);
-  if (r == VK_SUCCESS) r = vp->fn.bind_buffer(vp->device, out->objects[1], out->objects[0], 0);
-  VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, out->objects[0],
+  VkResult r = vp->fn.allocate(vp->device, &ai, NULL, &memory);
+  if (r == VK_SUCCESS) out->objects[0] = memory;
+  if (r == VK_SUCCESS) r = vp->fn.bind_buffer(vp->device, buffer, memory, 0);
+  VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, memory,
                              VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-  if (r == VK_SUCCESS) r = vp->fn.get_memory_fd(vp->device, &gi, &out->fd);
-  if (r == VK_SUCCESS && out->fd >= 0) return GPURES_OK;
-  if (out->fd >= 0) close(out->fd);
-  out->fd = -1;
+  int fd = -1;
+  if (r == VK_SUCCESS) r = vp->fn.get_memory_fd(vp->device, &gi, &fd);
+  if (r == VK_SUCCESS && fd >= 0) return out->fd = fd, GPURES_OK;
   unmake(vp, out);
   return gpures__vk_fail(op, "device", "allocating exportable memory", r ? r : -13 /* VK_ERROR_UNKNOWN */);
 }
@@ -106,8 +114,14 @@ static int check_exportable(gpures__op op, const vk_instance_fns *in, void *phys
   memset(&props, 0, sizeof props);
   props.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES;
   in->external_buffer_properties(phys, &info, &props);
-  if (props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT)
+  uint32_t features = props.externalMemoryProperties.externalMemoryFeatures;
+  if ((features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) &&
+      !(features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT))
     return GPURES_OK;
+  if (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT)
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "usage",
+                        "the device exports buffers of usage 0x%x only as dedicated allocations, "
+                        "which pools do not make yet", usage);
   return gpures__fail(op, GPURES_E_UNSUPPORTED, "usage",
                       "the device cannot export buffers of usage 0x%x as opaque fds", usage);
 }
@@ -155,7 +169,13 @@ static int frame_desc(gpures__op op, const gpures_vk_pool_desc *d, const gpures_
   memcpy(f->device_uuid, dev->id.bytes, 16);
   int status = gpures_pixel_format_frame_size(d->format, d->width, d->height, f->row_pitch,
                                               out_bytes);
-  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
+  if (status != GPURES_OK) return gpures__refail(op, status);
+  if (*out_bytes > MAX_FRAME_BYTES) /* before any Vulkan call sees a saturated size */
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "height",
+                        "a %ux%u frame takes %llu bytes; a Vulkan pool's slot holds at most %llu",
+                        d->width, d->height, (unsigned long long)*out_bytes,
+                        (unsigned long long)MAX_FRAME_BYTES);
+  return GPURES_OK;
 }
 
 /* A descriptor the kind's own checks accept (they are skipped per frame). */
@@ -182,6 +202,10 @@ static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
   gpures_device_info dev;
   gpures__vk_fill_device_info(d->physical_device, &in, &dev);
   status = gpures__vk_load_device(op, &in, d->device, &vp->fn);
+  if (status == GPURES_OK && (!in.memory_properties || !in.external_buffer_properties))
+    status = gpures__fail(op, GPURES_E_UNSUPPORTED, "instance",
+                          "the instance has no vkGetPhysicalDeviceExternalBufferProperties (Vulkan "
+                          "1.1 or VK_KHR_external_memory_capabilities)");
   if (status == GPURES_OK && !vp->fn.get_memory_fd)
     status = gpures__fail(op, GPURES_E_UNSUPPORTED, "device", "the device has no vkGetMemoryFdKHR");
   if (status == GPURES_OK) status = check_exportable(op, &in, d->physical_device, vp->usage);
@@ -194,8 +218,9 @@ static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
     vp->fn.destroy_buffer(d->device, buffer, NULL);
     bool host = d->flags & GPURES_VK_POOL_HOST_VISIBLE;
     uint32_t want = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+    /* Host-visible: the lowest type that has it (system memory first, not a small BAR heap). */
     status = pick_memory_type(op, &in, d->physical_device, reqs.memoryTypeBits, want,
-                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &vp->memory_type);
+                              host ? 0 : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &vp->memory_type);
     frame->size = reqs.size;
     frame->memory_type_index = vp->memory_type;
   }

@@ -57,9 +57,11 @@ static const char *unfit_type(mode_t mode) {
 static const char *unfit_anonymous(int fd) {
 #if defined(__linux__)
   static const char *const not_memory[] = {
-      "anon_inode:[eventfd]", "anon_inode:sync_file",   "anon_inode:syncobj",
+      "anon_inode:[eventfd]", "anon_inode:sync_file",   "anon_inode:syncobj_file",
       "anon_inode:[timerfd]", "anon_inode:[signalfd]",  "anon_inode:[eventpoll]",
-      "anon_inode:[pidfd]",   "anon_inode:inotify",     "anon_inode:[userfaultfd]"};
+      "anon_inode:[pidfd]",   "anon_inode:inotify",     "anon_inode:[userfaultfd]",
+      "anon_inode:[io_uring]", "anon_inode:[perf_event]", "anon_inode:[fanotify]",
+      "anon_inode:syncobj"};
   char path[64], link[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   ssize_t n = readlink(path, link, sizeof link - 1);
