@@ -57,6 +57,17 @@ class Context extends HelperContext {
     });
   }
 
+  /** An importer into device B that makes a VkBuffer over each frame (the consumer's side). */
+  bufferImporter(): VulkanImporter {
+    return VulkanImporter.create({
+      instance: this.instance,
+      physicalDevice: this.physicalDevice,
+      device: this.device(1),
+      image: false,
+      buffer: true,
+    });
+  }
+
   /** A Vulkan copy of `bytes` into (or, without them, out of) a buffer of device `which`. */
   copy(which: 0 | 1, buffer: bigint, size: number, bytes?: Uint8Array): Uint8Array {
     const data = bytes ?? new Uint8Array(size);
@@ -95,13 +106,7 @@ gpuPoolTest(
   "a Vulkan pool's frames are VkOpaqueFds over exported memory that another device reads",
   async (ctx) => {
     using pool = ctx.pool();
-    using importer = VulkanImporter.create({
-      instance: ctx.instance,
-      physicalDevice: ctx.physicalDevice,
-      device: ctx.device(1),
-      image: false,
-      buffer: true,
-    });
+    using importer = ctx.bufferImporter();
     assert.equal(pool.rowPitch, W * 4);
     const held: VkOpaqueFd[] = [];
     for (let seq = 0; seq < 9; seq++) {
@@ -193,13 +198,7 @@ gpuPoolTest(
     ctx.copy(0, buffer, BYTES, fillGpuPattern(new Uint8Array(BYTES), 5));
     pool.close();
     assert.throws(() => pool.slot(frame), ReleasedError);
-    using importer = VulkanImporter.create({
-      instance: ctx.instance,
-      physicalDevice: ctx.physicalDevice,
-      device: ctx.device(1),
-      image: false,
-      buffer: true,
-    });
+    using importer = ctx.bufferImporter();
     const imported = importer.import(frame);
     assert.equal(
       gpuPattern(ctx.copy(1, imported.buffer, BYTES), 5),
@@ -255,13 +254,7 @@ gpuPoolTest(
   "a receiver that closes holding Vulkan frames keeps their memory: the slots get new exported memory",
   async (ctx) => {
     using pool = ctx.pool({ slots: 2 });
-    using importer = VulkanImporter.create({
-      instance: ctx.instance,
-      physicalDevice: ctx.physicalDevice,
-      device: ctx.device(1),
-      image: false,
-      buffer: true,
-    });
+    using importer = ctx.bufferImporter();
     const [tx, rx] = Channel.pair();
     using _tx = tx;
     const held: { frame: VkOpaqueFd; id: bigint; seq: number }[] = [];
@@ -299,13 +292,7 @@ gpuPoolTest(
   "a VkOpaqueFd that lies (an eventfd, a pipe, a memfd smaller than it says) is refused by name, nothing imported",
   async (ctx) => {
     using pool = ctx.pool({ slots: 1 });
-    using importer = VulkanImporter.create({
-      instance: ctx.instance,
-      physicalDevice: ctx.physicalDevice,
-      device: ctx.device(1),
-      image: false,
-      buffer: true,
-    });
+    using importer = ctx.bufferImporter();
     const honest = pool.tryAcquire()!;
     const { fd: _fd, ...like } = honest.describe();
     honest.release();
