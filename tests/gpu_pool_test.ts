@@ -8,13 +8,13 @@
 // is skipped and says why.
 
 import assert from "node:assert/strict";
-import { Channel, FramePool, liveHandles, VkOpaqueFd, VulkanFramePool } from "../mod.ts";
+import { Channel, FramePool, VkOpaqueFd, VulkanFramePool } from "../mod.ts";
 import { InvalidHandleError, ReleasedError, WrongKindError } from "../ffi/errors.ts";
 import { VulkanImporter } from "../ffi/interop/vulkan.ts";
 import { close, countOpenFds, eventFd, memfd, pipeReadEnd } from "./_support/libc.ts";
 import { eventually } from "./_support/frame_pattern.ts";
 import { fillGpuPattern, gpuPattern } from "./_support/gpu_pattern.ts";
-import { helperCheck, HelperContext } from "./_support/vulkan_context.ts";
+import { helperCheck, HelperContext, inContext } from "./_support/vulkan_context.ts";
 import {
   CAP_EXTERNAL_MEMORY_FD,
   CAP_OPAQUE_FD_IMAGE,
@@ -86,19 +86,7 @@ function gpuPoolTest(name: string, fn: (ctx: Context) => void | Promise<void>): 
   Deno.test({
     name,
     ignore: reason !== undefined,
-    fn: async () => {
-      const handles = liveHandles();
-      const fds = countOpenFds();
-      const ctx = new Context();
-      try {
-        await fn(ctx);
-        ctx.assertNothingLive();
-      } finally {
-        ctx.close();
-      }
-      assert.ok(liveHandles() <= handles, "every gpures handle was released");
-      assert.ok(countOpenFds() <= fds, "every fd was closed (each slot's export too)");
-    },
+    fn: () => inContext(() => new Context(), fn, "every fd was closed (each slot's export too)"),
   });
 }
 

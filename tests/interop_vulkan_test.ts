@@ -34,9 +34,9 @@ import {
   VulkanImporter,
   type VulkanImporterOptions,
 } from "../ffi/interop/vulkan.ts";
-import { close, countOpenFds, memfd } from "./_support/libc.ts";
+import { close, memfd } from "./_support/libc.ts";
 import { negotiateDmaBuf, poolFor } from "./_support/negotiated_pool.ts";
-import { helperCheck as check, HelperContext } from "./_support/vulkan_context.ts";
+import { helperCheck as check, HelperContext, inContext } from "./_support/vulkan_context.ts";
 import {
   CAP_DMA_BUF_IMPORT,
   CAP_EXTERNAL_MEMORY_FD,
@@ -128,17 +128,7 @@ function vkTest(
     name,
     ignore: reason !== undefined,
     fn: async () => {
-      const handles = liveHandles();
-      const fds = countOpenFds();
-      const ctx = new Context();
-      try {
-        await fn(ctx);
-        ctx.assertNothingLive();
-      } finally {
-        ctx.close();
-      }
-      assert.ok(liveHandles() <= handles, "every gpures handle was released");
-      assert.ok(countOpenFds() <= fds, "every fd was closed");
+      await inContext(() => new Context(), fn);
       assert.equal(
         importMappings(),
         0,

@@ -1,6 +1,8 @@
 // The helper's per-test Vulkan context, which both Vulkan test files open: one definition of what it holds and what a clean end is.
 
 import assert from "node:assert/strict";
+import { liveHandles } from "../../mod.ts";
+import { countOpenFds } from "./libc.ts";
 import { cString, type Helper } from "./vulkan_helper.ts";
 
 /** Throws the helper's last error, naming `what`, when `status` is not 0. */
@@ -40,4 +42,26 @@ export class HelperContext {
   close(): void {
     this.vk.gvk_close(this.ptr);
   }
+}
+
+/**
+ * Runs `fn` in a new context from `make`, then checks that the helper's
+ * objects, every gpures handle and every fd the test made are gone.
+ */
+export async function inContext<C extends HelperContext>(
+  make: () => C,
+  fn: (ctx: C) => void | Promise<void>,
+  fdsWhat = "every fd was closed",
+): Promise<void> {
+  const handles = liveHandles();
+  const fds = countOpenFds();
+  const ctx = make();
+  try {
+    await fn(ctx);
+    ctx.assertNothingLive();
+  } finally {
+    ctx.close();
+  }
+  assert.ok(liveHandles() <= handles, "every gpures handle was released");
+  assert.ok(countOpenFds() <= fds, fdsWhat);
 }
