@@ -63,6 +63,11 @@ export {
   type TryAcquireOptions,
 } from "./ffi/frames/frame_pool.ts";
 export {
+  CudaFramePool,
+  type CudaFramePoolOptions,
+  type CudaSlot,
+} from "./ffi/frames/cuda_frame_pool.ts";
+export {
   VulkanFramePool,
   type VulkanFramePoolOptions,
   type VulkanSlot,

@@ -907,7 +907,7 @@ Deno.test("a burst of hostile creates leaves every other handle intact", () => {
 });
 
 Deno.test("liveHandles() and isSupported() of an unknown kind throw InvalidHandleError on kind", () => {
-  for (const kind of ["Nope", "", 0, 37, -1, "toString"]) {
+  for (const kind of ["Nope", "", 0, 38, -1, "toString"]) {
     assert.throws(() => liveHandles(kind as never), (e: unknown) => {
       assert.ok(e instanceof InvalidHandleError, `${show(kind)}: ${e}`);
       assert.equal(e.field, "kind");

@@ -170,6 +170,17 @@ Deno.test("negotiation prefers the memory that copies least", () => {
       .memory,
     "opaqueFd",
   );
+  const cuda = [cap("NV12", { memory: ["host", "cudaVmmFd", "opaqueFd"] })];
+  assert.equal(
+    negotiate(cuda, [cap("NV12", { memory: ["cudaVmmFd", "host"] })], { width: 64, height: 64 })
+      .memory,
+    "cudaVmmFd",
+  );
+  assert.equal(
+    negotiate(cuda, [cap("NV12", { memory: ["cudaVmmFd", "opaqueFd"] })], { width: 64, height: 64 })
+      .memory,
+    "opaqueFd",
+  );
   assert.equal(
     negotiate(producer, [cap("NV12", { memory: ["host"] })], { width: 64, height: 64 }).memory,
     "host",

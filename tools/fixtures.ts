@@ -860,6 +860,38 @@ export const FIXTURES: { readonly [K in keyof Descs]: KindFixture<Descs[K]> } = 
       invalid("a memfd", "fd", memfd(16)),
     ],
   },
+  CudaVmmFd: {
+    valid: {
+      fd: memfd(4096),
+      size: 4096n,
+      offset: 256n,
+      width: 16,
+      height: 16,
+      format: "RgbaU8",
+      deviceUuid: UUID,
+      slotRelease: { gate: gate(), value: 9n },
+    },
+    changes: [
+      invalid("a negative fd", "fd", -1),
+      invalid("a closed fd", "fd", closedFd()),
+      zero("size", 0n),
+      zero("width"),
+      zero("height"),
+      invalid("offset at size", "offset", 4096n),
+      invalid("an unknown format", "format", 0),
+      rejects(
+        "a null slot release gate",
+        { "slotRelease.gate": null },
+        "NULL_POINTER",
+        "slotRelease.gate",
+      ),
+      unknownFlags(extraFlags(1 << 0)), // GPURES_HAS_LUID
+      accepts("no slot release", { slotRelease: undefined }),
+      accepts("rows padded to 128 bytes", { rowPitch: 128 }),
+      invalid("a row pitch below a row (16 RGBA pixels: 64 bytes)", "rowPitch", 32),
+      invalid("rows that do not fit after the offset", "rowPitch", 1024),
+    ],
+  },
 };
 
 /** Kind names, in kind-id order. */

@@ -1,5 +1,5 @@
 // Channels between processes: handles of the kinds that own fds
-// (DmaBufHandle, VkOpaqueFd) cross a Unix domain socket with their fds.
+// (DmaBufHandle, VkOpaqueFd, CudaVmmFd) cross a Unix domain socket with their fds.
 //
 // Nothing here blocks the event loop or holds a thread while it waits.
 // Sending and receiving call C with GPURES_CHANNEL_NONBLOCK, so they either
@@ -15,7 +15,7 @@ import { booleanOption, optionsBag, own, timeoutOption } from "../table/values.t
 import { check, lastError } from "../load/native.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
 import { errorFor, type GpuResourceError, InvalidHandleError, ReleasedError } from "../errors.ts";
-import { DmaBufHandle, type VkOpaqueFd } from "../gen/variants.ts";
+import { type CudaVmmFd, DmaBufHandle, type VkOpaqueFd } from "../gen/variants.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import { PixelFormat } from "../map/pixel_format.ts";
 import { encodeCaps, type FormatCap } from "../interop/device.ts";
@@ -37,7 +37,7 @@ const u64Out = new BigUint64Array(1);
 const forgotten = new BigUint64Array(16);
 
 /** What a channel carries: the kinds that own fds. */
-export type ChannelResource = DmaBufHandle | VkOpaqueFd;
+export type ChannelResource = DmaBufHandle | VkOpaqueFd | CudaVmmFd;
 
 const INTERNAL = Symbol("gpures.channel");
 
@@ -80,7 +80,7 @@ export class BufferGoneEvent extends Event {
  * this format until the next such event.
  */
 export class FormatChangeEvent extends Event {
-  /** The kind of the frames ("DmaBufHandle", "VkOpaqueFd"). */
+  /** The kind of the frames ("DmaBufHandle", "VkOpaqueFd", "CudaVmmFd"). */
   readonly resourceKind: string;
   /** Width in pixels (0 when the kind has none). */
   readonly width: number;
@@ -127,10 +127,10 @@ const descOut = new Uint8Array(256); // GPURES__DESC_MAX: any kind's descriptor 
 function formatOf(frame: GpuResource<unknown>): FrameFormat {
   const none = { kind: frame.kind, width: 0, height: 0, format: null, fourcc: 0, modifier: 0n };
   const dmaBuf = frame instanceof DmaBufHandle;
-  if (!dmaBuf && frame.kind !== "VkOpaqueFd") return none;
+  if (!dmaBuf && frame.kind !== "VkOpaqueFd" && frame.kind !== "CudaVmmFd") return none;
   check(lib().gpures_describe(frame.unsafeHandle, descOut, descOut.length));
   const view = new DataView(descOut.buffer);
-  if (!dmaBuf) { // gpures_vk_opaque_fd_desc: width 36, height 40, format 44 (a PixelFormat id)
+  if (!dmaBuf) { // VkOpaqueFd and CudaVmmFd: width 36, height 40, format 44 (a PixelFormat id)
     const id = view.getUint32(44, true);
     const format = id ? PixelFormat.info(id).name : null;
     return { ...none, width: view.getUint32(36, true), height: view.getUint32(40, true), format };
@@ -304,9 +304,9 @@ export interface ReceiveOptions {
  *
  * A received fd must be able to back a frame (a dma-buf, or a memfd sealed
  * against shrinking, which gpures seals on receipt when it allows sealing);
- * a pipe, socket, directory or device is refused at once (but a VkOpaqueFd may
- * be a driver's device: NVIDIA's are), and a regular file
- * or unsealable memfd unless `receive({ allowUnsealed: true })`.
+ * a pipe, socket, directory or device is refused at once (but a VkOpaqueFd or
+ * CudaVmmFd may be a driver's device: NVIDIA's are), and a regular file or
+ * unsealable memfd unless `receive({ allowUnsealed: true })`.
  *
  * Pooled frames (from a `FramePool`) travel as a stream: the first frame of
  * each slot carries its fd, later ones only the slot's id and the frame's
@@ -515,7 +515,7 @@ export class Channel extends EventTarget {
   }
 
   /**
-   * Sends a DmaBufHandle or VkOpaqueFd with its fds. The resource stays
+   * Sends a DmaBufHandle, VkOpaqueFd or CudaVmmFd with its fds. The resource stays
    * yours: release it whenever you like, even before the promise settles
    * (the send holds a reference of its own while it waits for room). A slot
    * release does not cross (addresses mean nothing in another process).

@@ -8,9 +8,9 @@ import { check, native } from "../load/native.ts";
 import { booleanOption, optionalCount, own, refuse } from "../table/values.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import type { VkOpaqueFd } from "../gen/variants.ts";
-import { type FrameLayout, PixelFormat, type PlaneLayout } from "../map/pixel_format.ts";
 import { type PointerArg, pointerArg } from "../interop/device.ts";
 import { poolShape, SlotPool } from "./frame_pool.ts";
+import { opaqueLayout } from "./opaque_layout.ts";
 
 const WHAT = "create a VulkanFramePool";
 const DESC_SIZE = 64;
@@ -63,34 +63,6 @@ function address(value: unknown, field: string): bigint {
   const pointer = pointerArg(value as PointerArg | undefined, field);
   if (pointer === null) refuse(WHAT, field, "is missing");
   return BigInt(Deno.UnsafePointer.value(pointer));
-}
-
-/** The layout VkOpaqueFd frames have: planes after each other, each pitch plane 0's scaled. */
-function opaqueLayout(
-  format: PixelFormatName,
-  width: number,
-  height: number,
-  rowPitch: number,
-): FrameLayout {
-  const info = PixelFormat.info(format)!;
-  const p0 = info.planes[0];
-  let offset = 0;
-  const planes: PlaneLayout[] = info.planes.map((p, i) => {
-    const extent = PixelFormat.planeExtent(format, i, width, height);
-    const stride = Math.ceil(
-      (rowPitch * p.bytesPerSample * p0.hsub) / (p0.bytesPerSample * p.hsub),
-    );
-    const plane = {
-      offset,
-      stride,
-      width: extent.width,
-      height: extent.height,
-      size: stride * extent.height,
-    };
-    offset += plane.size;
-    return plane;
-  });
-  return { size: offset, planes };
 }
 
 /**
@@ -150,18 +122,11 @@ export class VulkanFramePool extends SlotPool<VkOpaqueFd> {
     );
     desc.setBigUint64(56, gipa === null ? 0n : BigInt(Deno.UnsafePointer.value(gipa)), true);
     // Laid out before the native pool exists, so no refusal comes after its memory was made.
-    const pitch = VulkanFramePool.#pitchOf(made.format, made.width, made.rowAlign);
-    const layout = opaqueLayout(made.format, made.width, made.height, pitch);
+    const layout = opaqueLayout(made.format, made.width, made.height, made.rowAlign);
     const out = new BigUint64Array(1);
     check(native().gpures_vk_pool_create(new Uint8Array(desc.buffer), out));
     // Never closed by the collector: its close frees Vulkan objects of a device that may be gone.
     return new VulkanFramePool(Deno.UnsafePointer.create(out[0]), made, layout, false);
-  }
-
-  /** Plane 0's row bytes rounded up to `rowAlign`, as the library lays slots out. */
-  static #pitchOf(format: PixelFormatName, width: number, rowAlign: number): number {
-    const row = PixelFormat.layout(format, width, 1, { rowAlign: 1 }).planes[0].stride;
-    return Math.ceil(row / rowAlign) * rowAlign;
   }
 
   /**

@@ -232,6 +232,18 @@ export const KINDS: readonly KindRow[] = [
     { path: "fd", doc: "syncobj fd, owned by the handle", type: 8, offset: 8, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 0 },
     { path: "point", doc: "timeline point; 0 for a binary syncobj", type: 3, offset: 16, size: 8, count: 1, stride: 8, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 0 },
   ] },
+  { id: 37, ownership: 1, platforms: 1, descSize: 88, family: 0, name: "CudaVmmFd", snake: "cuda_vmm_fd", fields: [
+    { path: "fd", doc: "POSIX fd of the allocation, owned by the handle", type: 8, offset: 8, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 0 },
+    { path: "size", doc: "allocation size in bytes", type: 3, offset: 16, size: 8, count: 1, stride: 8, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 3, flags: 0 },
+    { path: "offset", doc: "offset of the frame in the allocation", type: 3, offset: 24, size: 8, count: 1, stride: 8, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 0 },
+    { path: "width", doc: "width in pixels", type: 1, offset: 36, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 3, flags: 0 },
+    { path: "height", doc: "height in pixels", type: 1, offset: 40, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 3, flags: 0 },
+    { path: "format", doc: "pixel format", type: 7, offset: 44, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 1, zeroStatus: 0, flags: 0 },
+    { path: "deviceUuid", doc: "cuDeviceGetUuid of the allocating device", type: 6, offset: 48, size: 16, count: 1, stride: 16, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 768 },
+    { path: "slotRelease.gate", doc: "address of the producer's 64-bit gate", type: 4, offset: 64, size: 8, count: 1, stride: 8, countOffset: 0, presentBit: 4, enumSet: 0, zeroStatus: 0, flags: 0 },
+    { path: "slotRelease.value", doc: "value slotRelease() stores into the gate", type: 3, offset: 72, size: 8, count: 1, stride: 8, countOffset: 0, presentBit: 4, enumSet: 0, zeroStatus: 0, flags: 0 },
+    { path: "rowPitch", doc: "bytes per row of plane 0; absent: packed rows", type: 1, offset: 80, size: 4, count: 1, stride: 4, countOffset: 0, presentBit: 0, enumSet: 0, zeroStatus: 0, flags: 1 },
+  ] },
 ];
 
 /** The rows of the metadata any handle may carry (gpures_frame_meta). */

@@ -122,6 +122,8 @@ export const symbols = {
   gpures_vk_import: { parameters: ["pointer", "u64", "buffer"], result: "i32" }, // int gpures_vk_import(gpures_importer *importer, gpures_handle frame, gpures_vk_imported *out)
   gpures_vk_pool_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_pool **out_pool)
   gpures_vk_pool_objects: { parameters: ["pointer", "u64", "buffer"], result: "i32" }, // int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame, gpures_vk_pool_slot *out)
+  gpures_cuda_pool_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_cuda_pool_create(const gpures_cuda_pool_desc *desc, gpures_pool **out_pool)
+  gpures_cuda_pool_objects: { parameters: ["pointer", "u64", "buffer"], result: "i32" }, // int gpures_cuda_pool_objects(gpures_pool *pool, gpures_handle frame, gpures_cuda_pool_slot *out)
   gpures_egl_importer_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_egl_importer_create(const gpures_egl_importer_desc *desc, gpures_importer **out_importer)
   gpures_egl_import: { parameters: ["pointer", "u64", "buffer"], result: "i32" }, // int gpures_egl_import(gpures_importer *importer, gpures_handle frame, gpures_egl_imported *out)
   gpures_cuda_importer_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_cuda_importer_create(const gpures_cuda_importer_desc *desc, gpures_importer **out_importer)

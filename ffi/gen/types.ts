@@ -322,7 +322,8 @@ export type KindName =
   | "CpuFence"
   | "NoopSync"
   | "SyncFile"
-  | "DrmSyncobj";
+  | "DrmSyncobj"
+  | "CudaVmmFd";
 
 /** Frame metadata as {@link GpuResource.setMeta} takes it: each group optional. */
 export interface FrameMetaInit {
@@ -1591,4 +1592,64 @@ export interface DrmSyncobjDescription {
   fd: number;
   /** timeline point; 0 for a binary syncobj */
   point: bigint;
+}
+
+/** The descriptor {@link CudaVmmFd.create} takes. */
+export interface CudaVmmFdDesc {
+  /** POSIX fd of the allocation, owned by the handle */
+  fd: number;
+  /** allocation size in bytes */
+  size: bigint | number;
+  /** offset of the frame in the allocation */
+  offset: bigint | number;
+  /** width in pixels */
+  width: number;
+  /** height in pixels */
+  height: number;
+  /** pixel format */
+  format: PixelFormatName | number;
+  /** cuDeviceGetUuid of the allocating device */
+  deviceUuid: Uint8Array;
+  /** gate and value */
+  slotRelease?: {
+    /** address of the producer's 64-bit gate */
+    gate: PointerLike;
+    /** value slotRelease() stores into the gate */
+    value: bigint | number;
+  };
+  /** bytes per row of plane 0; absent: packed rows */
+  rowPitch?: number;
+}
+
+/** What {@link CudaVmmFd.describe} returns. */
+export interface CudaVmmFdDescription {
+  /** The kind's name. */
+  kind: "CudaVmmFd";
+  /** The kind's stable id. */
+  kindId: 37;
+  /** References held on the handle. */
+  refcount: number;
+  /** POSIX fd of the allocation, owned by the handle */
+  fd: number;
+  /** allocation size in bytes */
+  size: bigint;
+  /** offset of the frame in the allocation */
+  offset: bigint;
+  /** width in pixels */
+  width: number;
+  /** height in pixels */
+  height: number;
+  /** pixel format */
+  format: PixelFormatName;
+  /** cuDeviceGetUuid of the allocating device */
+  deviceUuid: Uint8Array;
+  /** gate and value */
+  slotRelease: {
+    /** address of the producer's 64-bit gate */
+    gate: bigint;
+    /** value slotRelease() stores into the gate */
+    value: bigint;
+  } | null;
+  /** bytes per row of plane 0; absent: packed rows */
+  rowPitch: number | null;
 }

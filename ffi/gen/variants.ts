@@ -406,6 +406,23 @@ export class DrmSyncobj extends SyncPoint<T.DrmSyncobjDescription> {
   }
 }
 
+/** A CUDA VMM allocation (cuMemCreate) exported as an owned POSIX fd. */
+export class CudaVmmFd extends FdResource<T.CudaVmmFdDescription> {
+  /** The kind's stable id. */
+  static override readonly kindId = 37;
+  static {
+    registerKind(this);
+  }
+  /** Makes a handle; it duplicates `desc`'s fds, or adopts them with `takeOwnership: true`. */
+  static create(desc: T.CudaVmmFdDesc, options?: FdCreateOptions): CudaVmmFd {
+    return createResource(this, desc as unknown as Record<string, unknown>, options);
+  }
+  /** Tells a ring-pool producer its slot is free: stores `slotRelease.value` into the gate. */
+  slotRelease(): void {
+    this.slotReleaseOf();
+  }
+}
+
 /** Any resource class's instance. */
 export type AnyResource =
   | D3D11Texture
@@ -443,4 +460,5 @@ export type AnyResource =
   | fences.CpuFence
   | NoopSync
   | SyncFile
-  | DrmSyncobj;
+  | DrmSyncobj
+  | CudaVmmFd;

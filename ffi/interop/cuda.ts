@@ -1,4 +1,4 @@
-// VkOpaqueFd frames into CUDA device memory, cached per
+// VkOpaqueFd and CudaVmmFd frames into CUDA device memory, cached per
 // buffer (gpures_cuda_importer_create, gpures_cuda_import), and what a CUDA
 // device says about itself. libcuda.so.1 is opened by the C library on first
 // use; without it every call here throws UnsupportedError naming it.
@@ -16,7 +16,7 @@ import {
   pointerArg,
   queryCaps,
 } from "./device.ts";
-import type { CudaBufferHandle, CudaPtr2D, VkOpaqueFd } from "../gen/variants.ts";
+import type { CudaBufferHandle, CudaPtr2D, CudaVmmFd, VkOpaqueFd } from "../gen/variants.ts";
 import "../gen/variants.ts"; // registers the classes GpuResource.fromRaw() makes
 
 /** Options of {@link CudaImporter.create}. */
@@ -38,7 +38,7 @@ export interface CudaImport {
   ptr: bigint;
   /** Bytes from `ptr` to the end of the allocation. */
   size: bigint;
-  /** The CUexternalMemory the importer owns. */
+  /** The CUexternalMemory the importer owns (0n for a CudaVmmFd, which is mapped, not imported). */
   externalMemory: bigint;
   /**
    * A new handle over `ptr`, the caller's to release: a CudaPtr2D with the
@@ -64,11 +64,13 @@ function uintOption(value: unknown, field: string, max: number): number {
 }
 
 /**
- * Imports VkOpaqueFd frames (exported Vulkan memory) into CUDA:
- * `cuImportExternalMemory` of the frame's opaque fd and
- * `cuExternalMemoryGetMappedBuffer` of the whole allocation, made once per
- * buffer and answered from the cache for every later frame of it. A frame
- * whose deviceUuid names another GPU is refused with DeviceMismatchError.
+ * Imports frames into CUDA: a VkOpaqueFd (exported Vulkan memory) by
+ * `cuImportExternalMemory` of its opaque fd and
+ * `cuExternalMemoryGetMappedBuffer` of the whole allocation, a CudaVmmFd (a
+ * `CudaFramePool`'s slot) by `cuMemImportFromShareableHandle` and
+ * `cuMemMap` of the whole allocation; made once per buffer and answered from
+ * the cache for every later frame of it. A frame whose deviceUuid names
+ * another GPU is refused with DeviceMismatchError.
  *
  * @example
  * ```ts ignore
@@ -103,7 +105,7 @@ export class CudaImporter extends Importer {
   }
 
   /** The frame in CUDA, from the cache when its buffer was imported before. */
-  import(frame: VkOpaqueFd): CudaImport {
+  import(frame: VkOpaqueFd | CudaVmmFd): CudaImport {
     const imported = this.#import(frame, IMPORTED_SIZE);
     const raw = this.#view.getBigUint64(32, true);
     return { ...imported, handle: GpuResource.fromRaw(raw) as CudaPtr2D | CudaBufferHandle };
@@ -113,12 +115,12 @@ export class CudaImporter extends Importer {
    * The frame in CUDA as a pointer, without a handle to release: the per-frame
    * path of a consumer that launches its own kernels on `ptr`.
    */
-  importPointer(frame: VkOpaqueFd): CudaPointerImport {
+  importPointer(frame: VkOpaqueFd | CudaVmmFd): CudaPointerImport {
     return this.#import(frame, IMPORTED_WITHOUT_HANDLE);
   }
 
   /** One gpures_cuda_import into the out struct, `size` bytes of it (short of `handle`: none). */
-  #import(frame: VkOpaqueFd, size: number): CudaPointerImport {
+  #import(frame: VkOpaqueFd | CudaVmmFd, size: number): CudaPointerImport {
     const view = this.#view;
     view.setUint32(0, size, true);
     check(native().gpures_cuda_import(this.pointer, frame.unsafeHandle, this.#out));
@@ -131,7 +133,7 @@ export class CudaImporter extends Importer {
   }
 }
 
-/** What CUDA device `ordinal` imports: every format with a DRM fourcc, LINEAR, as opaque fds. */
+/** What CUDA device `ordinal` imports: every format with a DRM fourcc, LINEAR, as opaque or CUDA VMM fds. */
 export function cudaCaps(ordinal = 0): FormatCap[] {
   const device = checkOrdinal(ordinal);
   const s = native();

@@ -131,9 +131,9 @@ export function decodeDeviceInfo(buf: Uint8Array): DeviceInfo {
 // ------------------------------------------------------------ capabilities
 
 /** The kinds of memory a frame can travel in. */
-export type MemoryKind = "dmaBuf" | "opaqueFd" | "host";
+export type MemoryKind = "dmaBuf" | "opaqueFd" | "host" | "cudaVmmFd";
 
-const MEMORY_BITS: Record<MemoryKind, number> = { dmaBuf: 1, opaqueFd: 2, host: 4 };
+const MEMORY_BITS: Record<MemoryKind, number> = { dmaBuf: 1, opaqueFd: 2, host: 4, cudaVmmFd: 8 };
 
 /** DRM_FORMAT_MOD_LINEAR. */
 export const MODIFIER_LINEAR = 0n;
@@ -167,7 +167,7 @@ function memoryBits(memory: readonly MemoryKind[], field: string): number {
     const bit = MEMORY_BITS[m];
     if (!bit) {
       throw new InvalidHandleError(
-        `${field} holds "${m}"; memory kinds are dmaBuf, opaqueFd and host`,
+        `${field} holds "${m}"; memory kinds are dmaBuf, opaqueFd, cudaVmmFd and host`,
         "INVALID_VALUE",
         field,
       );

@@ -114,7 +114,8 @@ GPURES_API int gpures_last_status(void);
 /*
 ** Kinds: the resource kinds GPURES_KIND_D3D11_TEXTURE = 1 ...
 ** GPURES_KIND_WGPU_TEXTURE = 20, then the sync kinds GPURES_KIND_VK_SEMAPHORE
-** = 21 ... GPURES_KIND_DRM_SYNCOBJ = 36. GPURES_KIND_MAX counts the rows of
+** = 21 ... GPURES_KIND_DRM_SYNCOBJ = 36, then resource kinds added since:
+** GPURES_KIND_CUDA_VMM_FD = 37. GPURES_KIND_MAX counts the rows of
 ** both lists, whose ids are 1 .. MAX in order (the library asserts it), so it
 ** is also the highest id. The same holds for GPURES_ENUM_SET_MAX and
 ** GPURES_PF_MAX below.
@@ -124,8 +125,8 @@ enum {
   GPURES_EVERY_KIND_LIST(GPURES__KIND_ENUM)
 #undef GPURES__KIND_ENUM
 #define GPURES__KIND_ROW(id, UPPER, snake, Name, own, os) +1
-  GPURES_RESOURCE_KIND_MAX = 0 GPURES_KIND_LIST(GPURES__KIND_ROW), /* 20 */
-  GPURES_KIND_MAX = 0 GPURES_EVERY_KIND_LIST(GPURES__KIND_ROW)     /* 36 */
+  GPURES_RESOURCE_KIND_MAX = 0 GPURES_KIND_LIST(GPURES__KIND_ROW), /* 21: how many, not the highest id */
+  GPURES_KIND_MAX = 0 GPURES_EVERY_KIND_LIST(GPURES__KIND_ROW)     /* 37 */
 #undef GPURES__KIND_ROW
 };
 
@@ -618,6 +619,29 @@ typedef struct gpures_cuda_surface_desc {
   uint8_t device_uuid[16];
   uint32_t reserved;
 } gpures_cuda_surface_desc;
+
+/*
+** Laid out as VkOpaqueFd (the reserved words stand where it has
+** memoryTypeIndex and dedicated, and are 0), so code that reads a frame's fd
+** and shape reads both alike. Imported with cuMemImportFromShareableHandle.
+*/
+/* CudaVmmFd (linux): a CUDA VMM allocation (cuMemCreate) exported as an owned POSIX fd. */
+typedef struct gpures_cuda_vmm_fd_desc {
+  uint32_t struct_size;
+  uint32_t flags;       /* GPURES_HAS_SLOT_RELEASE */
+  int32_t fd;           /* owned by the handle (adopted or duplicated) */
+  uint32_t reserved0;
+  uint64_t size;        /* allocation size (a multiple of the device's granularity), not 0 */
+  uint64_t offset;      /* of the frame in the allocation, below size */
+  uint32_t reserved1;
+  uint32_t width;       /* not 0 */
+  uint32_t height;      /* not 0 */
+  uint32_t format;      /* PixelFormat id */
+  uint8_t device_uuid[16]; /* cuDeviceGetUuid of the allocating device */
+  gpures_slot_release_desc slot_release;
+  uint32_t row_pitch;   /* bytes per row of plane 0 (0: packed); later planes as VkOpaqueFd's */
+  uint32_t reserved;
+} gpures_cuda_vmm_fd_desc;
 
 /* OpenClMem: a cl_mem and the queue that orders access to it. */
 typedef struct gpures_open_cl_mem_desc {
@@ -1580,6 +1604,7 @@ GPURES_API int gpures_cuda_device_info(int32_t ordinal, gpures_device_info *out)
 #define GPURES_MEMORY_DMA_BUF   (1u << 0) /* DmaBufHandle (a memfd where the driver takes one) */
 #define GPURES_MEMORY_OPAQUE_FD (1u << 1) /* VkOpaqueFd: exported Vulkan memory */
 #define GPURES_MEMORY_HOST      (1u << 2) /* mapped CPU memory, copied in (an upload) */
+#define GPURES_MEMORY_CUDA_VMM_FD (1u << 3) /* CudaVmmFd: exported CUDA VMM memory */
 
 #define GPURES_MODIFIER_LINEAR  0ull
 #define GPURES_MODIFIER_INVALID 0x00ffffffffffffffull /* "implicit": the driver's own choice */
@@ -1614,7 +1639,7 @@ GPURES_API int gpures_caps_vulkan(void *instance, void *physical_device,
 /* EGL: eglQueryDmaBufFormatsEXT / eglQueryDmaBufModifiersEXT of an initialized display. */
 GPURES_API int gpures_caps_egl(void *display, gpures_format_cap *out, uint32_t capacity,
                                uint32_t *out_count);
-/* CUDA: cuImportExternalMemory takes opaque fds as linear memory: every format, LINEAR. */
+/* CUDA: opaque fds and CUDA VMM fds, imported as linear memory: every format, LINEAR. */
 GPURES_API int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
                                 uint32_t *out_count);
 /* What a gpures_pool makes: every format with a DRM fourcc, LINEAR, DMA_BUF and HOST. */
@@ -1624,7 +1649,7 @@ typedef struct gpures_negotiated {
   uint32_t struct_size;
   uint32_t format;         /* PixelFormat id */
   uint64_t modifier;
-  uint32_t memory;         /* the one GPURES_MEMORY_* bit chosen: DMA_BUF, then OPAQUE_FD, then HOST */
+  uint32_t memory;         /* the one GPURES_MEMORY_* bit chosen: DMA_BUF, OPAQUE_FD, CUDA_VMM_FD, HOST */
   uint32_t row_align;      /* the larger of the two sides' */
   uint32_t width;
   uint32_t height;
@@ -1951,6 +1976,48 @@ GPURES_API int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_poo
 */
 GPURES_API int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame,
                                       gpures_vk_pool_slot *out);
+
+/*
+** Frame pools in CUDA memory: each slot is a VMM allocation (cuMemCreate,
+** pinned on the device, exportable as a POSIX fd) mapped read-write in the
+** pool's context; its frames are CudaVmmFd handles over the exported fd (rows
+** at rowPitch, planes one after another), so a session sends the fd once per
+** slot and a receiver's CudaImporter maps it once. Every gpures_pool_* call,
+** session and fan-out works on them unchanged. libcuda is opened with dlopen:
+** without it, UNSUPPORTED naming libcuda.so.1.
+**
+** The context must outlive gpures_pool_close(), not the frames: the close
+** unmaps and releases every allocation, and memory still held lives on in the
+** fds of its frames. The producer's GPU work on a slot must be finished (or
+** ordered before the consumer's by the frame's acquire fence) before its
+** frame is sent, and finished before the pool's close and before the frame's
+** last release.
+*/
+typedef struct gpures_cuda_pool_desc {
+  uint32_t struct_size;
+  uint32_t flags;                /* 0 */
+  uint32_t format;               /* PixelFormat id */
+  uint32_t width;                /* not 0 */
+  uint32_t height;               /* not 0 */
+  uint32_t slots;                /* 1..GPURES_POOL_MAX_SLOTS */
+  uint32_t row_align;            /* a power of two up to 4096; 0 means 256 */
+  int32_t device;                /* CUdevice ordinal */
+  void *context;                 /* CUcontext on that device, NULL for its primary context */
+} gpures_cuda_pool_desc;
+
+/* A slot's own CUDA memory, the producer's to write (the pool's: do not unmap or release it). */
+typedef struct gpures_cuda_pool_slot {
+  uint32_t struct_size;
+  uint32_t row_pitch;            /* bytes between rows of plane 0 */
+  uint64_t ptr;                  /* CUdeviceptr of the allocation, mapped in the pool's context */
+  uint64_t size;                 /* bytes of the allocation */
+  uint64_t allocation;           /* CUmemGenericAllocationHandle */
+} gpures_cuda_pool_slot;
+
+GPURES_API int gpures_cuda_pool_create(const gpures_cuda_pool_desc *desc, gpures_pool **out_pool);
+/* The memory of the slot whose frame `frame` is (held now), as gpures_vk_pool_objects(). */
+GPURES_API int gpures_cuda_pool_objects(gpures_pool *pool, gpures_handle frame,
+                                        gpures_cuda_pool_slot *out);
 
 typedef struct gpures_egl_importer_desc {
   uint32_t struct_size;

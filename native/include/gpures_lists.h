@@ -50,7 +50,7 @@
   X(16, DEVICE_MISMATCH, "the object belongs to another device")
 
 /*
-** The twenty resource kinds.
+** The resource kinds (CudaVmmFd, added later, has the next free id).
 **   X(id, UPPER, snake, Name, ownership, platforms)
 ** ownership: BORROWED (gpures never frees the native object; a keep-alive
 ** holds it) or OWNED (gpures owns file descriptors and closes them).
@@ -77,7 +77,8 @@
   X(17, CPU_BYTES, cpu_bytes, CpuBytes, BORROWED, GPURES_OS_ALL)                                      \
   X(18, CPU_PLANES, cpu_planes, CpuPlanes, BORROWED, GPURES_OS_ALL)                                   \
   X(19, CPU_SHARED_SLOT, cpu_shared_slot, CpuSharedSlot, BORROWED, GPURES_OS_ALL)                     \
-  X(20, WGPU_TEXTURE, wgpu_texture, WgpuTexture, BORROWED, GPURES_OS_ALL)
+  X(20, WGPU_TEXTURE, wgpu_texture, WgpuTexture, BORROWED, GPURES_OS_ALL)                             \
+  X(37, CUDA_VMM_FD, cuda_vmm_fd, CudaVmmFd, OWNED, GPURES_OS_LINUX)
 
 /*
 ** The sync kinds: SyncPoints, "this work is finished" in one API's terms. They

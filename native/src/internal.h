@@ -343,8 +343,18 @@ int gpures__check_extent(gpures__op op, uint32_t width, uint32_t height);
 int gpures__meta_validate(gpures__op op, gpures_frame_meta *meta, uint32_t width, uint32_t height);
 /* A present slot release needs an aligned gate. */
 int gpures__check_slot_release(gpures__op op, uint32_t flags, const gpures_slot_release_desc *s);
+/*
+** A VkOpaqueFd-shaped frame (VkOpaqueFd, CudaVmmFd): offset below size, its
+** rows at rowPitch fitting after offset, and its slot release.
+*/
+int gpures__check_opaque_frame(gpures__op op, const gpures_vk_opaque_fd_desc *d);
 /* A field row by path, or NULL. */
 const gpures_field_info *gpures__field_find(const gpures__variant *v, const char *path);
+
+/* Every GPURES_MEMORY_* bit there is. */
+#define GPURES__MEMORY_ALL                                                 \
+  (GPURES_MEMORY_DMA_BUF | GPURES_MEMORY_OPAQUE_FD | GPURES_MEMORY_HOST | \
+   GPURES_MEMORY_CUDA_VMM_FD)
 
 /* -------------------------------------------------------------- events/ */
 

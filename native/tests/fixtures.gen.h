@@ -683,6 +683,28 @@ static inline gpures_drm_syncobj_desc gpures_fixture_drm_syncobj(int fd0) {
   return d;
 }
 
+/* CudaVmmFd; fd0 (4096 bytes). */
+#define GPURES_FIXTURE_CUDA_VMM_FD_FD0_SIZE 4096
+static inline void gpures_fixture_fill_cuda_vmm_fd(gpures_cuda_vmm_fd_desc *d, int fd0) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->flags = GPURES_HAS_SLOT_RELEASE;
+  d->fd = fd0;
+  d->size = 4096u;
+  d->offset = 256u;
+  d->width = 16;
+  d->height = 16;
+  d->format = 34 /* RgbaU8 */;
+  memcpy(d->device_uuid, (const uint8_t[16]){0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}, 16);
+  d->slot_release.gate = &gpures_fixture_gate;
+  d->slot_release.value = 9u;
+}
+static inline gpures_cuda_vmm_fd_desc gpures_fixture_cuda_vmm_fd(int fd0) {
+  gpures_cuda_vmm_fd_desc d;
+  gpures_fixture_fill_cuda_vmm_fd(&d, fd0);
+  return d;
+}
+
 /* ------------------------------------------------------- any kind */
 
 /* How many fds kind's fixtures name: its valid descriptor's first, then its changes'. */
@@ -696,6 +718,7 @@ static inline uint32_t gpures_fixture_fd_count(uint32_t kind) {
     case GPURES_KIND_CPU_FENCE: return 3;
     case GPURES_KIND_SYNC_FILE: return 4;
     case GPURES_KIND_DRM_SYNCOBJ: return 3;
+    case GPURES_KIND_CUDA_VMM_FD: return 1;
     default: return 0;
   }
 }
@@ -711,6 +734,7 @@ static inline uint32_t gpures_fixture_valid_fd_count(uint32_t kind) {
     case GPURES_KIND_CPU_FENCE: return 1;
     case GPURES_KIND_SYNC_FILE: return 1;
     case GPURES_KIND_DRM_SYNCOBJ: return 1;
+    case GPURES_KIND_CUDA_VMM_FD: return 1;
     default: return 0;
   }
 }
@@ -730,6 +754,7 @@ static inline long gpures_fixture_fd_size(uint32_t kind, uint32_t i) {
     case GPURES_KIND_CPU_FENCE: { static const long sizes[] = {-2, 16, -3}; return i < 3 ? sizes[i] : 0; }
     case GPURES_KIND_SYNC_FILE: { static const long sizes[] = {-3, -2, 16, -1}; return i < 4 ? sizes[i] : 0; }
     case GPURES_KIND_DRM_SYNCOBJ: { static const long sizes[] = {-4, -3, 16}; return i < 3 ? sizes[i] : 0; }
+    case GPURES_KIND_CUDA_VMM_FD: { static const long sizes[] = {4096}; return i < 1 ? sizes[i] : 0; }
     default: return 0;
   }
 }
@@ -774,6 +799,7 @@ static inline void gpures_fixture_fill(uint32_t kind, void *desc, const int *fds
     case GPURES_KIND_NOOP_SYNC: gpures_fixture_fill_noop_sync(desc); break;
     case GPURES_KIND_SYNC_FILE: gpures_fixture_fill_sync_file(desc, fds[0]); break;
     case GPURES_KIND_DRM_SYNCOBJ: gpures_fixture_fill_drm_syncobj(desc, fds[0]); break;
+    case GPURES_KIND_CUDA_VMM_FD: gpures_fixture_fill_cuda_vmm_fd(desc, fds[0]); break;
     default: break;
   }
 }
@@ -1914,6 +1940,75 @@ static void gpures_fixture__drm_syncobj__a_memfd(void *desc, const int *fds) {
   d->fd = fds[2];
 }
 
+/* CudaVmmFd */
+static void gpures_fixture__cuda_vmm_fd__a_negative_fd(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->fd = -1;
+}
+static void gpures_fixture__cuda_vmm_fd__a_closed_fd(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->fd = gpures_fixture_closed_fd();
+}
+static void gpures_fixture__cuda_vmm_fd__size_0(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->size = 0u;
+}
+static void gpures_fixture__cuda_vmm_fd__width_0(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->width = 0;
+}
+static void gpures_fixture__cuda_vmm_fd__height_0(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->height = 0;
+}
+static void gpures_fixture__cuda_vmm_fd__offset_at_size(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->offset = 4096u;
+}
+static void gpures_fixture__cuda_vmm_fd__an_unknown_format(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->format = 0;
+}
+static void gpures_fixture__cuda_vmm_fd__a_null_slot_release_gate(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->slot_release.gate = NULL;
+}
+static void gpures_fixture__cuda_vmm_fd__unknown_flag_bits(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->flags = GPURES_HAS_LUID | GPURES_HAS_SLOT_RELEASE;
+}
+static void gpures_fixture__cuda_vmm_fd__no_slot_release(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->slot_release.gate = NULL;
+  d->flags = 0;
+  d->slot_release.value = 0;
+}
+static void gpures_fixture__cuda_vmm_fd__rows_padded_to_128_bytes(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 128;
+}
+static void gpures_fixture__cuda_vmm_fd__a_row_pitch_below_a_row_16_rgba_pixels_64_bytes(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 32;
+}
+static void gpures_fixture__cuda_vmm_fd__rows_that_do_not_fit_after_the_offset(void *desc, const int *fds) {
+  gpures_cuda_vmm_fd_desc *d = desc;
+  (void)fds;
+  d->row_pitch = 1024;
+}
+
 static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSED = {
     {GPURES_KIND_D3D11_TEXTURE, "a null texture", gpures_fixture__d3d11_texture__a_null_texture, GPURES_E_NULL_HANDLE, "texture"},
     {GPURES_KIND_D3D12_RESOURCE, "a null resource", gpures_fixture__d3d12_resource__a_null_resource, GPURES_E_NULL_HANDLE, "resource"},
@@ -2106,6 +2201,19 @@ static const gpures_fixture_change gpures_fixture_changes[] GPURES_FIXTURE_UNUSE
     {GPURES_KIND_SYNC_FILE, "a pipe", gpures_fixture__sync_file__a_pipe, GPURES_E_INVALID_VALUE, "fd"},
     {GPURES_KIND_DRM_SYNCOBJ, "a sync_file", gpures_fixture__drm_syncobj__a_sync_file, GPURES_E_INVALID_VALUE, "fd"},
     {GPURES_KIND_DRM_SYNCOBJ, "a memfd", gpures_fixture__drm_syncobj__a_memfd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CUDA_VMM_FD, "a negative fd", gpures_fixture__cuda_vmm_fd__a_negative_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CUDA_VMM_FD, "a closed fd", gpures_fixture__cuda_vmm_fd__a_closed_fd, GPURES_E_INVALID_VALUE, "fd"},
+    {GPURES_KIND_CUDA_VMM_FD, "size 0", gpures_fixture__cuda_vmm_fd__size_0, GPURES_E_ZERO_SIZE, "size"},
+    {GPURES_KIND_CUDA_VMM_FD, "width 0", gpures_fixture__cuda_vmm_fd__width_0, GPURES_E_ZERO_SIZE, "width"},
+    {GPURES_KIND_CUDA_VMM_FD, "height 0", gpures_fixture__cuda_vmm_fd__height_0, GPURES_E_ZERO_SIZE, "height"},
+    {GPURES_KIND_CUDA_VMM_FD, "offset at size", gpures_fixture__cuda_vmm_fd__offset_at_size, GPURES_E_INVALID_VALUE, "offset"},
+    {GPURES_KIND_CUDA_VMM_FD, "an unknown format", gpures_fixture__cuda_vmm_fd__an_unknown_format, GPURES_E_INVALID_VALUE, "format"},
+    {GPURES_KIND_CUDA_VMM_FD, "a null slot release gate", gpures_fixture__cuda_vmm_fd__a_null_slot_release_gate, GPURES_E_NULL_POINTER, "slotRelease.gate"},
+    {GPURES_KIND_CUDA_VMM_FD, "unknown flag bits", gpures_fixture__cuda_vmm_fd__unknown_flag_bits, GPURES_E_INVALID_VALUE, "flags"},
+    {GPURES_KIND_CUDA_VMM_FD, "no slot release", gpures_fixture__cuda_vmm_fd__no_slot_release, GPURES_OK, ""},
+    {GPURES_KIND_CUDA_VMM_FD, "rows padded to 128 bytes", gpures_fixture__cuda_vmm_fd__rows_padded_to_128_bytes, GPURES_OK, ""},
+    {GPURES_KIND_CUDA_VMM_FD, "a row pitch below a row (16 RGBA pixels: 64 bytes)", gpures_fixture__cuda_vmm_fd__a_row_pitch_below_a_row_16_rgba_pixels_64_bytes, GPURES_E_INVALID_VALUE, "rowPitch"},
+    {GPURES_KIND_CUDA_VMM_FD, "rows that do not fit after the offset", gpures_fixture__cuda_vmm_fd__rows_that_do_not_fit_after_the_offset, GPURES_E_INVALID_VALUE, "rowPitch"},
 };
 #define GPURES_FIXTURE_NUM_CHANGES (sizeof gpures_fixture_changes / sizeof gpures_fixture_changes[0])
 

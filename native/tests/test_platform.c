@@ -35,7 +35,7 @@
 #define SYNC_POSIX (SYNC_PORTABLE | K(VK_SEMAPHORE_FD))
 #define EXPECTED_LINUX                                                                      \
   (PORTABLE | K(VK_OPAQUE_FD) | CUDA | K(DMA_BUF_HANDLE) | K(VAAPI_SURFACE) | SYNC_POSIX | \
-   SYNC_CUDA | SYNC_EVENTFD | K(DRM_SYNCOBJ))
+   SYNC_CUDA | SYNC_EVENTFD | K(DRM_SYNCOBJ) | K(CUDA_VMM_FD)) /* CudaVmmFd: added since SPEC */
 #define EXPECTED_WINDOWS \
   (PORTABLE | D3D | CUDA | SYNC_PORTABLE | SYNC_CUDA | K(D3D12_FENCE) | K(D3D11_KEYED_MUTEX))
 #define EXPECTED_DARWIN (PORTABLE | K(VK_OPAQUE_FD) | METAL | SYNC_POSIX | K(METAL_EVENT))
@@ -70,7 +70,7 @@ _Static_assert(IS(WINDOWS) == ((TABLE & D3D) == D3D), "D3D exists on Windows onl
 _Static_assert(IS(DARWIN) == ((TABLE & METAL) == METAL), "Metal exists on macOS only");
 _Static_assert((TABLE & PORTABLE) == PORTABLE, "the portable kinds exist everywhere");
 /* And the whole set. */
-_Static_assert(TABLE == EXPECTED, "the kind table gates the build OS as SPEC section 2 says");
+_Static_assert(TABLE == EXPECTED, "the kind table gates the build OS as SPEC section 2 says (and CudaVmmFd: Linux)");
 
 /* ----------------------------------------------------- run-time checks */
 

@@ -73,9 +73,9 @@ static void bystander_is_intact(void) {
 static void kind_table_matches_the_kind_list(void) {
   uint32_t count = 0;
   const gpures_kind_info *table = gpures_kind_table(&count);
-  CHECK_EQ(count, 36);
-  CHECK_EQ(NUM_KINDS, 36);
-  CHECK_EQ(GPURES_RESOURCE_KIND_MAX, 20);
+  CHECK_EQ(count, 37);
+  CHECK_EQ(NUM_KINDS, 37);
+  CHECK_EQ(GPURES_RESOURCE_KIND_MAX, 21); /* 1..20 and 37 */
   for (uint32_t i = 0; i < count && i < NUM_KINDS; i++) {
     const kind_row *k = &kinds[i];
     CHECK_EQ(table[i].id, i + 1);
@@ -97,14 +97,15 @@ static void kind_table_matches_the_kind_list(void) {
     CHECK_EQ(table[i].family, sync ? GPURES_FAMILY_SYNC : GPURES_FAMILY_RESOURCE);
   }
   CHECK(gpures_kind_info_of(0) == NULL);
-  CHECK(gpures_kind_info_of(37) == NULL);
-  CHECK(gpures_kind_fields(37, NULL) == NULL);
+  CHECK(gpures_kind_info_of(38) == NULL);
+  CHECK(gpures_kind_fields(38, NULL) == NULL);
 }
 
 static void owned_kinds_are_exactly_the_fd_kinds(void) {
   for (size_t i = 0; i < NUM_KINDS; i++) {
     uint32_t id = kinds[i].id;
     int owns = id == GPURES_KIND_VK_OPAQUE_FD || id == GPURES_KIND_DMA_BUF_HANDLE ||
+               id == GPURES_KIND_CUDA_VMM_FD ||
                id == GPURES_KIND_VK_SEMAPHORE_FD || id == GPURES_KIND_WGPU_SUBMISSION ||
                id == GPURES_KIND_WGPU_DEFERRED || id == GPURES_KIND_CPU_FENCE ||
                id == GPURES_KIND_SYNC_FILE || id == GPURES_KIND_DRM_SYNCOBJ;
@@ -129,7 +130,7 @@ static void linux_supports_every_kind_but_d3d_and_metal(void) {
     CHECK_EQ(gpures_kind_supported(kinds[i].id),
              (kinds[i].platforms & gpures_build_os()) ? 1 : 0);
   CHECK_EQ(gpures_kind_supported(0), 0);
-  CHECK_EQ(gpures_kind_supported(37), 0);
+  CHECK_EQ(gpures_kind_supported(38), 0);
 }
 
 /* -------------------------------------------------- the shared contract */
@@ -422,6 +423,23 @@ static void older_shorter_struct_reads_missing_fields_as_zero(void) {
   CHECK_OK(gpures_release(h));
 }
 
+/* CudaVmmFd keeps VkOpaqueFd's layout: its reserved words hold nothing, so a set one is refused. */
+static void cuda_vmm_fd_refuses_reserved_words(void) {
+  int fd = kind_fds[GPURES_KIND_CUDA_VMM_FD][0];
+  gpures_cuda_vmm_fd_desc d = gpures_fixture_cuda_vmm_fd(fd);
+  gpures_handle h = 0;
+  d.reserved0 = 1;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "reserved0", gpures_cuda_vmm_fd_create(&d, NULL, &h));
+  d.reserved0 = 0, d.reserved1 = 2;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "reserved1", gpures_cuda_vmm_fd_create(&d, NULL, &h));
+  d.reserved1 = 0, d.reserved = 3;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "reserved", gpures_cuda_vmm_fd_create(&d, NULL, &h));
+  CHECK_EQ(h, 0);
+  d.reserved = 0;
+  CHECK_OK(gpures_cuda_vmm_fd_create(&d, NULL, &h));
+  CHECK_OK(gpures_release(h));
+}
+
 static void create_checks_its_own_arguments(void) {
   gpures_cpu_bytes_desc d = gpures_fixture_cpu_bytes();
   gpures_handle h = 5;
@@ -433,7 +451,7 @@ static void create_checks_its_own_arguments(void) {
   h = 5;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(0, &d, NULL, &h));
   CHECK_EQ(h, 0);
-  CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(37, &d, NULL, &h));
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(38, &d, NULL, &h));
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "kind", gpures_create(UINT32_MAX, &d, NULL, &h));
 
   gpures_create_options options;
@@ -507,6 +525,7 @@ int main(void) {
   RUN(every_kind_rejects_what_section_2_rejects);
   RUN(every_kind_rejects_struct_size_zero_and_a_set_unknown_tail);
   RUN(older_shorter_struct_reads_missing_fields_as_zero);
+  RUN(cuda_vmm_fd_refuses_reserved_words);
   RUN(create_checks_its_own_arguments);
   RUN(a_success_leaves_the_last_error_alone);
   RUN(status_names_and_messages_cover_every_code);

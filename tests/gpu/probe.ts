@@ -86,6 +86,15 @@ export const symbols = {
   gp_gpures_async_wait: { parameters: ["u64", "i64", "buffer"], result: "i32" },
   gp_gpures_bench: { parameters: ["i32", "u64", "u32", "buffer"], result: "i32" },
   gp_gpures_cuda_bench: { parameters: ["buffer", "u32", "u32", "u32", "buffer"], result: "i32" },
+  gp_pool_fill_signal: { parameters: ["u64", "u64", "u32", "u64", "u64"], result: "i32" },
+  gp_pool_wait_check: {
+    parameters: ["u64", "u64", "u32", "u64", "u64", "u32", "buffer"],
+    result: "i32",
+  },
+  gp_pool_counts: { parameters: ["u32", "buffer"], result: "i32" },
+  gp_cu_mem_info: { parameters: ["buffer"], result: "i32" },
+  gp_cu_ipc_handle: { parameters: ["u64", "buffer"], result: "i32" },
+  gp_cu_ipc_open_check: { parameters: ["buffer", "u64", "u32", "buffer"], result: "i32" },
   gp_close_all: { parameters: [], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
@@ -440,6 +449,69 @@ export class Probe {
   /** Writes 512 MiB of scratch memory, so nothing else stays in the GPU's L2. */
   cuEvictL2(): void {
     this.#check("gp_cu_evict_l2", this.#s.gp_cu_evict_l2());
+  }
+
+  // ------------------------------------------------------------ CUDA pools
+
+  /** Queued on the probe's stream: the fill kernel writes `seed`, then `cuSemaphore` is signalled to `value`. */
+  poolFillSignal(ptr: bigint, n: number, seed: number, cuSemaphore: bigint, value: bigint): void {
+    this.#check(
+      "gp_pool_fill_signal",
+      this.#s.gp_pool_fill_signal(ptr, u64(n), seed, cuSemaphore, value),
+    );
+  }
+
+  /**
+   * Queued on the probe's stream: a wait for `value` on `cuSemaphore`, the check
+   * kernel counting into frame `index`'s count, and a CUevent recorded after
+   * (one of a ring of 64 the probe owns): the frame's release fence.
+   */
+  poolWaitCheck(a: {
+    ptr: bigint;
+    n: number;
+    seed: number;
+    cuSemaphore: bigint;
+    value: bigint;
+    index: number;
+  }): { event: bigint; context: bigint; device: number } {
+    const out = new BigUint64Array(3);
+    this.#check(
+      "gp_pool_wait_check",
+      this.#s.gp_pool_wait_check(a.ptr, u64(a.n), a.seed, a.cuSemaphore, a.value, a.index, out),
+    );
+    return { event: out[0], context: out[1], device: Number(out[2]) };
+  }
+
+  /** Waits for the probe's stream, then the per-frame mismatch counts of frames 0 .. count-1. */
+  poolCounts(count: number): BigUint64Array {
+    const out = new BigUint64Array(count);
+    this.#check("gp_pool_counts", this.#s.gp_pool_counts(count, out));
+    return out;
+  }
+
+  /** cuMemGetInfo. */
+  cuMemInfo(): { free: number; total: number } {
+    const out = new BigUint64Array(2);
+    this.#check("gp_cu_mem_info", this.#s.gp_cu_mem_info(out));
+    return { free: Number(out[0]), total: Number(out[1]) };
+  }
+
+  /** cuIpcGetMemHandle of a cuMemAlloc pointer (64 bytes). */
+  cuIpcHandle(ptr: bigint): Uint8Array {
+    const out = new Uint8Array(64);
+    this.#check("gp_cu_ipc_handle", this.#s.gp_cu_ipc_handle(ptr, out));
+    return out;
+  }
+
+  /** cuIpcOpenMemHandle timed, a check kernel over `n` bytes, cuIpcCloseMemHandle timed. */
+  cuIpcOpenCheck(handle: Uint8Array, n: number, seed: number): {
+    openNs: number;
+    closeNs: number;
+    mismatches: bigint;
+  } {
+    const out = new BigUint64Array(3);
+    this.#check("gp_cu_ipc_open_check", this.#s.gp_cu_ipc_open_check(handle, u64(n), seed, out));
+    return { openNs: Number(out[0]), closeNs: Number(out[1]), mismatches: out[2] };
   }
 
   /** Whether two fds name the same open file (kcmp); throws where the kernel refuses kcmp. */

@@ -8,6 +8,8 @@
 # Without a GPU it prints one line "skipped: <reason>" and exits 0.
 #
 #   bash tests/gpu/run.sh
+#   GPURES_GPU_ONLY=cuda-pools bash tests/gpu/run.sh   # builds, then only that step
+#   (steps: tests, importer, vulkan-pools, cuda-pools, bench)
 #
 # Needs: gcc, cmake, deno, the NVIDIA driver (libcuda.so.1 at run time) and
 # CUDA's cuda.h (types only; set CUDA_INCLUDE to its folder if it is not in
@@ -109,29 +111,52 @@ else
   echo "kernels: no nvcc; the probe uploads its patterns instead"
 fi
 
-echo
-echo "=== tests (deno test tests/gpu/gpu_test.ts)"
-deno test --allow-ffi --allow-read --allow-env "$here/gpu_test.ts"
-tests_rc=$?
+# Whether step $1 runs: every step, or only GPURES_GPU_ONLY's (the others count as passed).
+step() { [ -z "${GPURES_GPU_ONLY:-}" ] || [ "$GPURES_GPU_ONLY" = "$1" ]; }
+tests_rc=0 importer_rc=0 pool_rc=0 cuda_pool_rc=0 bench_rc=0
 
-echo
-echo "=== the CUDA importer's own checks (deno test tests/interop_cuda_test.ts)"
-deno test --allow-ffi --allow-read --allow-env "$root/tests/interop_cuda_test.ts"
-importer_rc=$?
+if step tests; then
+  echo
+  echo "=== tests (deno test tests/gpu/gpu_test.ts)"
+  deno test --allow-ffi --allow-read --allow-env "$here/gpu_test.ts"
+  tests_rc=$?
+fi
 
-echo
-echo "=== Vulkan pools into CUDA across processes (deno test tests/gpu/gpu_pool_cuda_test.ts)"
-# Needs the Vulkan test helper (build/test-helpers, from the main build); skipped with the reason without it.
-deno test --allow-ffi --allow-read --allow-env --allow-run "$here/gpu_pool_cuda_test.ts"
-pool_rc=$?
+if step importer; then
+  echo
+  echo "=== the CUDA importer's own checks (deno test tests/interop_cuda_test.ts)"
+  deno test --allow-ffi --allow-read --allow-env "$root/tests/interop_cuda_test.ts"
+  importer_rc=$?
+fi
 
-echo
-echo "=== benchmark (deno run bench/gpu/bench.ts)"
-deno run --allow-ffi --allow-read --allow-env "$root/bench/gpu/bench.ts"
-bench_rc=$?
+if step vulkan-pools; then
+  echo
+  echo "=== Vulkan pools into CUDA across processes (deno test tests/gpu/gpu_pool_cuda_test.ts)"
+  # Needs the Vulkan test helper (build/test-helpers, from the main build); skipped with the reason without it.
+  deno test --allow-ffi --allow-read --allow-env --allow-run "$here/gpu_pool_cuda_test.ts"
+  pool_rc=$?
+fi
+
+if step cuda-pools; then
+  echo
+  echo "=== CUDA pools across processes, fences only (tests/gpu/gpu_pool_cuda_vmm_test.ts, tests/gpu_pool_cuda_test.ts)"
+  deno test --allow-ffi --allow-read --allow-env --allow-run "$here/gpu_pool_cuda_vmm_test.ts" \
+    "$root/tests/gpu_pool_cuda_test.ts"
+  cuda_pool_rc=$?
+fi
+
+if step bench; then
+  echo
+  echo "=== benchmark (deno run bench/gpu/bench.ts)"
+  deno run --allow-ffi --allow-read --allow-env "$root/bench/gpu/bench.ts"
+  bench_rc=$?
+fi
 
 echo
 echo "=== result: tests $([ $tests_rc -eq 0 ] && echo passed || echo FAILED), importer checks $(
   [ $importer_rc -eq 0 ] && echo passed || echo FAILED
-), pools into CUDA $([ $pool_rc -eq 0 ] && echo passed || echo FAILED), benchmark $([ $bench_rc -eq 0 ] && echo ran || echo FAILED)"
-[ $tests_rc -eq 0 ] && [ $importer_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+), pools into CUDA $([ $pool_rc -eq 0 ] && echo passed || echo FAILED), CUDA pools $(
+  [ $cuda_pool_rc -eq 0 ] && echo passed || echo FAILED
+), benchmark $([ $bench_rc -eq 0 ] && echo ran || echo FAILED)"
+[ $tests_rc -eq 0 ] && [ $importer_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $cuda_pool_rc -eq 0 ] &&
+  [ $bench_rc -eq 0 ]

@@ -56,6 +56,7 @@ bool gpures__send_refusal(int fd, const char *field, const char *reason) {
 static uint32_t memory_for(uint32_t kind) {
   if (kind == GPURES_KIND_DMA_BUF_HANDLE) return GPURES_MEMORY_DMA_BUF | GPURES_MEMORY_HOST;
   if (kind == GPURES_KIND_VK_OPAQUE_FD) return GPURES_MEMORY_OPAQUE_FD;
+  if (kind == GPURES_KIND_CUDA_VMM_FD) return GPURES_MEMORY_CUDA_VMM_FD;
   return 0;
 }
 
@@ -113,7 +114,7 @@ static bool check_terms(const gpures__wire_header *h, const unsigned char *body,
     const gpures_format_cap *c = &t->caps[i];
     char field[32];
     bool format = gpures_pixel_format_info_of(c->format) != NULL;
-    bool memory = c->memory && !(c->memory & ~7u);
+    bool memory = c->memory && !(c->memory & ~GPURES__MEMORY_ALL);
     bool align = c->row_align <= 4096 && !(c->row_align & (c->row_align - 1)); /* 0, 1: any */
     snprintf(field, sizeof field, !format   ? "caps[%u].format"
                                   : !memory ? "caps[%u].memory"

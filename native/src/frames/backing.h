@@ -3,7 +3,7 @@
 ** the waits and the return path; a backing only makes and frees one slot's
 ** memory (an fd that frames carry, and the API objects the producer writes
 ** through). The memfd backing is pool.c's own; GPU backings live with their
-** API (interop/vulkan_pool.c).
+** API (interop/vulkan_pool.c, interop/cuda_pool.c).
 */
 #ifndef GPURES_FRAMES_BACKING_H
 #define GPURES_FRAMES_BACKING_H
@@ -16,14 +16,15 @@ typedef struct gpures__slot_memory {
   uint64_t objects[2];
 } gpures__slot_memory;
 
-/* Every frame's descriptor, but for its fd. */
+/* Every frame's descriptor, but for its fd (a CudaVmmFd is laid out as `opaque`). */
 typedef union gpures__pool_frame {
   gpures_dma_buf_handle_desc dma_buf;
   gpures_vk_opaque_fd_desc opaque;
+  gpures_cuda_vmm_fd_desc cuda_vmm;
 } gpures__pool_frame;
 
 typedef struct gpures__pool_backing {
-  uint32_t kind; /* of the frames: GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
+  uint32_t kind; /* of the frames: DmaBufHandle, VkOpaqueFd or CudaVmmFd */
   /*
   ** Makes one slot's memory of `size` bytes: on the creating thread, or under
   ** the pool's lock on whichever thread releases a retired frame (its

@@ -43,7 +43,7 @@ typedef struct pool_notice {
 struct gpures_pool {
   pthread_mutex_t mu;
   pthread_cond_t freed;
-  uint32_t kind;      /* of every frame: GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
+  uint32_t kind;      /* of every frame: DmaBufHandle, or VkOpaqueFd-shaped (VkOpaqueFd, CudaVmmFd) */
   gpures__pool_frame frame; /* every frame's descriptor but its fd */
   const gpures__pool_backing *backing;
   void *backing_state; /* NULL once closed: the API objects went with the close */
@@ -262,7 +262,7 @@ static void frame_template(gpures_dma_buf_handle_desc *f, const gpures_pool_desc
 
 /* The fd a frame descriptor of the pool's kind holds. */
 static int *frame_fd(uint32_t kind, gpures__pool_frame *f) {
-  return kind == GPURES_KIND_VK_OPAQUE_FD ? &f->opaque.fd : &f->dma_buf.fds[0];
+  return kind == GPURES_KIND_DMA_BUF_HANDLE ? &f->dma_buf.fds[0] : &f->opaque.fd;
 }
 
 int gpures__pool_create_backed(gpures__op op, uint32_t slots, uint64_t size,

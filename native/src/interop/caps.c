@@ -61,10 +61,10 @@ static bool fits(const gpures_format_cap *c, uint32_t width, uint32_t height) {
   return (!c->max_width || width <= c->max_width) && (!c->max_height || height <= c->max_height);
 }
 
-/* The memory both take that copies least: a dma-buf, then an opaque fd, then an upload. */
+/* The memory both take that copies least: a dma-buf, an opaque fd, a CUDA fd, then an upload. */
 static uint32_t best_memory(uint32_t both) {
   static const uint32_t order[] = {GPURES_MEMORY_DMA_BUF, GPURES_MEMORY_OPAQUE_FD,
-                                   GPURES_MEMORY_HOST};
+                                   GPURES_MEMORY_CUDA_VMM_FD, GPURES_MEMORY_HOST};
   for (uint32_t i = 0; i < GPURES__LEN(order); i++)
     if (both & order[i]) return order[i];
   return 0;

@@ -1,15 +1,9 @@
 /*
-** cuda.c: VkOpaqueFd frames into CUDA (cuImportExternalMemory of a dup of the
-** frame's opaque fd, cuExternalMemoryGetMappedBuffer of the whole allocation),
-** and what a CUDA device says about itself: its identity and what it imports.
-**
-** libcuda.so.1 is opened with dlopen on first use, never linked (a host
-** without NVIDIA's driver must still load gpures), and no cuda.h is included
-** (the library is cross-compiled without SDK headers): the few driver types
-** used are declared below with cuda.h's layouts (CUDA 10.0 on, unchanged in
-** 13). Entry points that CUDA versioned are resolved by their versioned
-** names (cuDeviceGetUuid_v2, cuCtxPushCurrent_v2, ...): the unversioned
-** symbols are the old ABI, and CUDA 13 drops some of them.
+** cuda.c: frames into CUDA (a VkOpaqueFd by cuImportExternalMemory of a dup
+** of its fd, mapped whole with cuExternalMemoryGetMappedBuffer; a CudaVmmFd by
+** cuMemImportFromShareableHandle, mapped whole with cuMemMap), what a CUDA
+** device says about itself (its identity and what it imports), and the
+** driver's loading, shared with cuda_pool.c through cuda.h.
 **
 ** Every CUDA call runs with the importer's context pushed (its own, or the
 ** device's primary context, retained at create and released at destroy), so
@@ -23,83 +17,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interop.h"
+#include "cuda.h"
 
 #define LIB_CUDA "libcuda.so.1"
 
-/* ------------------------------------------------- the driver, declared */
-
-typedef int cu_result;
-typedef int cu_device;
-typedef struct cu_context_st *cu_context;
-typedef struct cu_ext_memory_st *cu_ext_memory;
-typedef unsigned long long cu_deviceptr; /* CUdeviceptr_v2 on 64-bit hosts */
-
-enum {
-  CU_OK = 0,
-  CU_INVALID_VALUE = 1,
-  CU_OUT_OF_MEMORY = 2,
-  CU_INVALID_CONTEXT = 201,
-  CU_INVALID_HANDLE = 400,
-  CU_STICKY_FIRST = 700, /* 700..799: the context is unusable from here on */
-  CU_STICKY_LAST = 799
-};
-enum { CU_ATTR_TEXTURE2D_LINEAR_WIDTH = 70, CU_ATTR_TEXTURE2D_LINEAR_HEIGHT = 71 };
-enum { CU_EXT_MEMORY_OPAQUE_FD = 1, CU_EXT_MEMORY_DEDICATED = 1 };
-
-/* CUDA_EXTERNAL_MEMORY_HANDLE_DESC: 104 bytes, the handle union at 8. */
-typedef struct {
-  int type;
-  union {
-    int fd;
-    struct { void *handle; const void *name; } win32;
-    const void *nv_sci_buf_object;
-  } handle;
-  unsigned long long size;
-  unsigned int flags;
-  unsigned int reserved[16];
-} cu_ext_memory_desc;
-
-/* CUDA_EXTERNAL_MEMORY_BUFFER_DESC: 88 bytes. */
-typedef struct {
-  unsigned long long offset;
-  unsigned long long size;
-  unsigned int flags;
-  unsigned int reserved[16];
-} cu_ext_buffer_desc;
-
-_Static_assert(sizeof(cu_ext_memory_desc) == 104, "CUDA_EXTERNAL_MEMORY_HANDLE_DESC is 104 bytes");
-_Static_assert(offsetof(cu_ext_memory_desc, size) == 24, "its size member is at 24");
-_Static_assert(sizeof(cu_ext_buffer_desc) == 88, "CUDA_EXTERNAL_MEMORY_BUFFER_DESC is 88 bytes");
-
-/* symbol, member, result, parameters: the entry points gpures calls, all required. */
-#define CU_FNS(X)                                                                          \
-  X("cuInit", init, cu_result, (unsigned))                                                 \
-  X("cuGetErrorName", error_name, cu_result, (cu_result, const char **))                   \
-  X("cuDeviceGetCount", device_count, cu_result, (int *))                                  \
-  X("cuDeviceGet", device_get, cu_result, (cu_device *, int))                              \
-  X("cuDeviceGetName", device_name, cu_result, (char *, int, cu_device))                   \
-  X("cuDeviceGetUuid_v2", device_uuid, cu_result, (uint8_t *, cu_device))                  \
-  X("cuDeviceGetAttribute", device_attribute, cu_result, (int *, int, cu_device))          \
-  X("cuDevicePrimaryCtxRetain", primary_retain, cu_result, (cu_context *, cu_device))      \
-  X("cuDevicePrimaryCtxRelease_v2", primary_release, cu_result, (cu_device))               \
-  X("cuCtxPushCurrent_v2", push, cu_result, (cu_context))                                  \
-  X("cuCtxPopCurrent_v2", pop, cu_result, (cu_context *))                                  \
-  X("cuCtxGetDevice", context_device, cu_result, (cu_device *))                            \
-  X("cuImportExternalMemory", import_memory, cu_result,                                    \
-    (cu_ext_memory *, const cu_ext_memory_desc *))                                         \
-  X("cuExternalMemoryGetMappedBuffer", map_buffer, cu_result,                              \
-    (cu_deviceptr *, cu_ext_memory, const cu_ext_buffer_desc *))                           \
-  X("cuDestroyExternalMemory", destroy_memory, cu_result, (cu_ext_memory))                 \
-  X("cuMemFree_v2", mem_free, cu_result, (cu_deviceptr))
-
-typedef struct {
-#define CU_MEMBER(name, member, result, params) result(*member) params;
-  CU_FNS(CU_MEMBER)
-#undef CU_MEMBER
-} cu_api;
-
-static cu_api cu;
+GPURES__HIDDEN cu_api gpures__cu;
+#define cu gpures__cu /* this file's short name for it */
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static char cu_problem[320]; /* why CUDA cannot be used, or "" once it can */
 
@@ -129,8 +52,7 @@ static void cu_open(void) {
   cu_problem[0] = 0;
 }
 
-/* The driver, opened and initialized once; UNSUPPORTED naming what is missing otherwise. */
-static int cu_ready(gpures__op op) {
+int gpures__cu_ready(gpures__op op) {
   pthread_once(&cu_once, cu_open);
   return cu_problem[0] ? gpures__fail(op, GPURES_E_UNSUPPORTED, "", "%s", cu_problem) : GPURES_OK;
 }
@@ -140,14 +62,10 @@ static const char *cu_error_name(cu_result r) {
   return cu.error_name && cu.error_name(r, &name) == CU_OK && name ? name : "CUDA_ERROR_UNKNOWN";
 }
 
-/*
-** A failed CUDA call as a gpures status: OUT_OF_MEMORY, INVALID_VALUE naming
-** `field` for a value, handle or context CUDA refused, DEVICE_LOST for the sticky
-** errors, OS_ERROR for the rest; the message has CUDA's error name.
-*/
-static int cu_fail(gpures__op op, const char *field, const char *call, cu_result r) {
+int gpures__cu_fail(gpures__op op, const char *field, const char *call, cu_result r) {
   int status = GPURES_E_OS_ERROR;
   if (r == CU_OUT_OF_MEMORY) status = GPURES_E_OUT_OF_MEMORY;
+  else if (r == CU_NOT_SUPPORTED) status = GPURES_E_UNSUPPORTED;
   else if (r == CU_INVALID_VALUE || r == CU_INVALID_HANDLE || r == CU_INVALID_CONTEXT)
     status = GPURES_E_INVALID_VALUE;
   else if (r >= CU_STICKY_FIRST && r <= CU_STICKY_LAST) status = GPURES_E_DEVICE_LOST;
@@ -156,42 +74,38 @@ static int cu_fail(gpures__op op, const char *field, const char *call, cu_result
 
 /* ------------------------------------------------------------- devices */
 
-/* CUdevice of an ordinal; INVALID_VALUE naming `field` for one CUDA does not list. */
-static int cu_device_of(gpures__op op, const char *field, int32_t ordinal, cu_device *out) {
+int gpures__cu_device_of(gpures__op op, const char *field, int32_t ordinal, cu_device *out) {
   int count = 0;
   cu_result r = cu.device_count(&count);
-  if (r != CU_OK) return cu_fail(op, field, "cuDeviceGetCount", r);
+  if (r != CU_OK) return gpures__cu_fail(op, field, "cuDeviceGetCount", r);
   if (ordinal < 0 || ordinal >= count)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, field,
                         "device %d does not exist: CUDA lists %d device(s)", (int)ordinal, count);
   r = cu.device_get(out, ordinal);
-  return r == CU_OK ? GPURES_OK : cu_fail(op, field, "cuDeviceGet", r);
+  return r == CU_OK ? GPURES_OK : gpures__cu_fail(op, field, "cuDeviceGet", r);
 }
 
-/*
-** The device as gpures_device_info. device_id stays 0: CUDA does not give
-** the PCI device id (its PCI_DEVICE_ID attribute is the bus slot).
-*/
-static int cu_describe(gpures__op op, cu_device dev, gpures_device_info *info) {
+/* device_id stays 0: CUDA does not give the PCI device id (its PCI_DEVICE_ID is the bus slot). */
+int gpures__cu_describe(gpures__op op, cu_device dev, gpures_device_info *info) {
   memset(info, 0, sizeof *info);
   info->struct_size = sizeof *info;
   info->vendor_id = 0x10de;
   info->id.kind = GPURES_DEVICE_CUDA_UUID;
   cu_result r = cu.device_uuid(info->id.bytes, dev);
-  if (r != CU_OK) return cu_fail(op, "device", "cuDeviceGetUuid", r);
+  if (r != CU_OK) return gpures__cu_fail(op, "device", "cuDeviceGetUuid", r);
   r = cu.device_name(info->name, (int)sizeof info->name - 1, dev);
-  if (r != CU_OK) return cu_fail(op, "device", "cuDeviceGetName", r);
+  if (r != CU_OK) return gpures__cu_fail(op, "device", "cuDeviceGetName", r);
   return GPURES_OK;
 }
 
 int gpures_cuda_device_info(int32_t ordinal, gpures_device_info *out) {
   gpures__op op = {"read CUDA device", 0};
   if (!out) return gpures__fail(op, GPURES_E_NULL_POINTER, "out", "out is null");
-  int status = cu_ready(op);
+  int status = gpures__cu_ready(op);
   cu_device dev = 0;
-  if (status == GPURES_OK) status = cu_device_of(op, "ordinal", ordinal, &dev);
+  if (status == GPURES_OK) status = gpures__cu_device_of(op, "ordinal", ordinal, &dev);
   gpures_device_info info;
-  if (status == GPURES_OK) status = cu_describe(op, dev, &info);
+  if (status == GPURES_OK) status = gpures__cu_describe(op, dev, &info);
   return status == GPURES_OK ? gpures__copy_out(op, out, &info, sizeof info) : status;
 }
 
@@ -202,20 +116,21 @@ static uint32_t cu_attribute(cu_device dev, int attribute) {
 }
 
 /*
-** Every format with a DRM fourcc, LINEAR, as opaque fds: CUDA maps the memory
-** as plain bytes, so any layout works. The limits are a pitched 2D texture's
-** (cuTexObjectCreate over the import), the strictest use of one.
+** Every format with a DRM fourcc, LINEAR, as opaque fds and CUDA VMM fds:
+** CUDA maps the memory as plain bytes, so any layout works. The limits are a
+** pitched 2D texture's (cuTexObjectCreate over the import), the strictest use
+** of one.
 */
 int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
                      uint32_t *out_count) {
   gpures__op op = {"list CUDA formats", 0};
   int status = gpures__caps_args(op, out, capacity, out_count);
-  if (status == GPURES_OK) status = cu_ready(op);
+  if (status == GPURES_OK) status = gpures__cu_ready(op);
   cu_device dev = 0;
-  if (status == GPURES_OK) status = cu_device_of(op, "ordinal", ordinal, &dev);
+  if (status == GPURES_OK) status = gpures__cu_device_of(op, "ordinal", ordinal, &dev);
   if (status != GPURES_OK) return status;
   gpures_format_cap cap = {0};
-  cap.memory = GPURES_MEMORY_OPAQUE_FD;
+  cap.memory = GPURES_MEMORY_OPAQUE_FD | GPURES_MEMORY_CUDA_VMM_FD;
   cap.modifier = GPURES_MODIFIER_LINEAR;
   cap.max_width = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_WIDTH);
   cap.max_height = cu_attribute(dev, CU_ATTR_TEXTURE2D_LINEAR_HEIGHT);
@@ -229,16 +144,15 @@ int gpures_caps_cuda(int32_t ordinal, gpures_format_cap *out, uint32_t capacity,
 
 /* The importer's CUDA state. */
 typedef struct {
-  cu_context context;
-  cu_device device;
-  bool retained; /* context is the device's primary context, retained at create */
+  gpures__cu_context ctx;
   uint8_t uuid[16]; /* cuDeviceGetUuid: the deviceUuid of every import's handle */
 } cuda_state;
 
-/* One import: the external memory, its mapping and the frame's place in it. */
+/* One import: the external memory (or VMM mapping), and the frame's place in it. */
 typedef struct {
-  cu_ext_memory memory;
-  cu_deviceptr base;  /* the mapping of the whole allocation: what cuMemFree takes */
+  cu_ext_memory memory; /* a VkOpaqueFd's; NULL for a CudaVmmFd's mapping */
+  cu_deviceptr base;  /* the mapping of the whole allocation: what cuMemFree or cuMemUnmap takes */
+  uint64_t mapped;    /* a CudaVmmFd's: bytes mapped at base */
   uint64_t offset;    /* of the frame in the allocation */
   uint64_t size;      /* bytes from base + offset */
   uint32_t row_pitch; /* 0: no standard layout (the import is a CudaBufferHandle) */
@@ -250,14 +164,61 @@ typedef struct {
 } cuda_payload;
 _Static_assert(sizeof(cuda_payload) <= GPURES__PAYLOAD_MAX, "a CUDA import fits the payload");
 
-static int context_push(gpures__op op, const cuda_state *st) {
-  cu_result r = cu.push(st->context);
-  return r == CU_OK ? GPURES_OK : cu_fail(op, "context", "cuCtxPushCurrent", r);
+int gpures__cu_push(gpures__op op, const gpures__cu_context *c) {
+  cu_result r = cu.push(c->context);
+  return r == CU_OK ? GPURES_OK : gpures__cu_fail(op, "context", "cuCtxPushCurrent", r);
 }
 
-static void context_pop(void) {
+void gpures__cu_pop(void) {
   cu_context popped;
   (void)cu.pop(&popped);
+}
+
+int gpures__cu_context_open(gpures__op op, void *context, cu_device dev, gpures__cu_context *c) {
+  memset(c, 0, sizeof *c);
+  c->device = dev;
+  if (!context) {
+    cu_result r = cu.primary_retain(&c->context, dev);
+    c->retained = r == CU_OK;
+    return r == CU_OK ? GPURES_OK : gpures__cu_fail(op, "device", "cuDevicePrimaryCtxRetain", r);
+  }
+  c->context = context;
+  int status = gpures__cu_push(op, c);
+  if (status != GPURES_OK) return status;
+  cu_device on = -1;
+  cu_result r = cu.context_device(&on);
+  gpures__cu_pop();
+  if (r != CU_OK) return gpures__cu_fail(op, "context", "cuCtxGetDevice", r);
+  if (on != dev)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "context",
+                        "the context is on CUdevice %d, and device names CUdevice %d", on, dev);
+  return GPURES_OK;
+}
+
+void gpures__cu_context_close(gpures__cu_context *c) {
+  if (c->retained) (void)cu.primary_release(c->device);
+  c->retained = false;
+}
+
+int gpures__cu_map_whole(gpures__op op, const char *field, cu_device dev, cu_mem_handle handle,
+                         uint64_t size, cu_deviceptr *out) {
+  cu_deviceptr at = 0;
+  cu_result r = cu.address_reserve(&at, size, 0, 0, 0);
+  if (r != CU_OK) return gpures__cu_fail(op, field, "cuMemAddressReserve", r);
+  const char *call = "cuMemMap";
+  if ((r = cu.mem_map(at, size, 0, handle, 0)) == CU_OK) {
+    cu_mem_access access = {{CU_MEM_ON_DEVICE, dev}, CU_MEM_READ_WRITE};
+    call = "cuMemSetAccess";
+    if ((r = cu.mem_set_access(at, size, &access, 1)) == CU_OK) return *out = at, GPURES_OK;
+    (void)cu.mem_unmap(at, size);
+  }
+  (void)cu.address_free(at, size);
+  return gpures__cu_fail(op, field, call, r);
+}
+
+void gpures__cu_unmap_whole(cu_deviceptr ptr, uint64_t size) {
+  (void)cu.mem_unmap(ptr, size);
+  (void)cu.address_free(ptr, size);
 }
 
 /*
@@ -309,7 +270,7 @@ static int import_memory(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_
   cu_result r = cu.import_memory(&p->memory, &md);
   if (r != CU_OK) {
     gpures__fd_close(fd);
-    return cu_fail(op, "fd", "cuImportExternalMemory", r);
+    return gpures__cu_fail(op, "fd", "cuImportExternalMemory", r);
   }
   cu_ext_buffer_desc bd;
   memset(&bd, 0, sizeof bd);
@@ -317,9 +278,26 @@ static int import_memory(gpures__op op, const gpures_vk_opaque_fd_desc *d, cuda_
   r = cu.map_buffer(&p->base, p->memory, &bd);
   if (r != CU_OK) {
     (void)cu.destroy_memory(p->memory);
-    return cu_fail(op, "size", "cuExternalMemoryGetMappedBuffer", r);
+    return gpures__cu_fail(op, "size", "cuExternalMemoryGetMappedBuffer", r);
   }
   return GPURES_OK;
+}
+
+/*
+** cuMemImportFromShareableHandle of the frame's own fd (CUDA reads it and
+** leaves it open), mapped whole: a frame whose size is past the allocation's
+** fails at the map, INVALID_VALUE naming "size". The import's handle goes at
+** once; the mapping holds the memory.
+*/
+static int import_vmm(gpures__op op, const cuda_state *st, const gpures_cuda_vmm_fd_desc *d,
+                      cuda_payload *p) {
+  cu_mem_handle handle = 0;
+  cu_result r = cu.mem_import(&handle, (void *)(intptr_t)d->fd, CU_MEM_POSIX_FD);
+  if (r != CU_OK) return gpures__cu_fail(op, "fd", "cuMemImportFromShareableHandle", r);
+  int status = gpures__cu_map_whole(op, "size", st->ctx.device, handle, d->size, &p->base);
+  (void)cu.mem_release(handle);
+  if (status == GPURES_OK) p->mapped = d->size;
+  return status;
 }
 
 /* A new CudaPtr2D over the import's planes, or a CudaBufferHandle over its bytes. */
@@ -355,10 +333,11 @@ static int cuda_make(void *api, gpures__op op, const gpures__frame *frame, void 
   const cuda_state *st = api;
   const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
   int status = frame_shape(op, d, payload);
-  if (status == GPURES_OK) status = context_push(op, st);
+  if (status == GPURES_OK) status = gpures__cu_push(op, &st->ctx);
   if (status != GPURES_OK) return status;
-  status = import_memory(op, d, payload);
-  context_pop();
+  status = frame->kind == GPURES_KIND_CUDA_VMM_FD ? import_vmm(op, st, &frame->desc.cuda_vmm, payload)
+                                                  : import_memory(op, d, payload);
+  gpures__cu_pop();
   if (status != GPURES_OK) return status;
   /* One handle per import, made once: a cached import costs callers a clone, not a create. */
   cuda_payload *p = payload;
@@ -373,60 +352,44 @@ static void cuda_free(void *api, void *payload) {
   const cuda_state *st = api;
   const cuda_payload *p = payload;
   (void)gpures_release(p->handle); /* callers' clones stay valid handles; the memory goes now */
-  if (cu.push(st->context) != CU_OK) return; /* the context is gone, and its memory with it */
-  (void)cu.mem_free(p->base);
-  (void)cu.destroy_memory(p->memory);
-  context_pop();
+  if (cu.push(st->ctx.context) != CU_OK) return; /* the context is gone, and its memory with it */
+  if (p->memory) {
+    (void)cu.mem_free(p->base);
+    (void)cu.destroy_memory(p->memory);
+  } else {
+    gpures__cu_unmap_whole(p->base, p->mapped);
+  }
+  gpures__cu_pop();
 }
 
 static void cuda_destroy(void *api) {
   cuda_state *st = api;
-  if (st->retained) (void)cu.primary_release(st->device);
+  gpures__cu_context_close(&st->ctx);
   gpures__free(st);
 }
 
 static const gpures__import_ops cuda_ops = {
   .api = "CUDA",
-  .kinds = 1ull << GPURES_KIND_VK_OPAQUE_FD, /* CUDA has no dma-buf import on Linux */
+  /* CUDA has no dma-buf import on Linux */
+  .kinds = (1ull << GPURES_KIND_VK_OPAQUE_FD) | (1ull << GPURES_KIND_CUDA_VMM_FD),
   .payload_size = sizeof(cuda_payload),
   .make = cuda_make,
   .free = cuda_free,
   .destroy = cuda_destroy,
 };
 
-/* The caller's context (which must be on `dev`), or the device's primary context, retained. */
-static int state_open(gpures__op op, void *context, cu_device dev, cuda_state *st) {
-  st->device = dev;
-  if (!context) {
-    cu_result r = cu.primary_retain(&st->context, dev);
-    st->retained = r == CU_OK;
-    return r == CU_OK ? GPURES_OK : cu_fail(op, "device", "cuDevicePrimaryCtxRetain", r);
-  }
-  st->context = context;
-  int status = context_push(op, st);
-  if (status != GPURES_OK) return status;
-  cu_device on = -1;
-  cu_result r = cu.context_device(&on);
-  context_pop();
-  if (r != CU_OK) return cu_fail(op, "context", "cuCtxGetDevice", r);
-  if (on != dev)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "context",
-                        "the context is on CUdevice %d, and device names CUdevice %d", on, dev);
-  return GPURES_OK;
-}
-
 /* The importer's state for a checked descriptor, and its device. */
 static int importer_state(gpures__op op, const gpures_cuda_importer_desc *d,
                           gpures_device_info *info, cuda_state **out) {
-  int status = cu_ready(op);
+  int status = gpures__cu_ready(op);
   cu_device dev = 0;
-  if (status == GPURES_OK) status = cu_device_of(op, "device", d->device, &dev);
-  if (status == GPURES_OK) status = cu_describe(op, dev, info);
+  if (status == GPURES_OK) status = gpures__cu_device_of(op, "device", d->device, &dev);
+  if (status == GPURES_OK) status = gpures__cu_describe(op, dev, info);
   if (status != GPURES_OK) return status;
   cuda_state *st = gpures__alloc(sizeof *st);
   if (!st) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the importer");
   memset(st, 0, sizeof *st);
-  status = state_open(op, d->context, dev, st);
+  status = gpures__cu_context_open(op, d->context, dev, &st->ctx);
   if (status != GPURES_OK) {
     gpures__free(st);
     return status;

@@ -250,10 +250,10 @@ static void make_room(gpures_importer *imp) {
 }
 
 /*
-** A VkOpaqueFd's fd goes to the driver as memory, so it must be memory (a
-** driver given an eventfd was seen to block in its import for good), and a
-** memfd no smaller than the frame says (else it is read past its end).
-** NVIDIA's exports are opens of /dev/nvidiactl, whose size says nothing.
+** A frame's fds go to the driver as memory, so they must be memory (a driver
+** given an eventfd was seen to block in its import for good), and an opaque
+** frame's memfd no smaller than the frame says (else it is read past its
+** end). NVIDIA's exports are opens of /dev/nvidiactl, whose size says nothing.
 */
 static int check_memory_fd(gpures__op op, const gpures__frame *frame) {
   if (frame->kind == GPURES_KIND_DMA_BUF_HANDLE) { /* in-process dma-bufs pass the same check */
@@ -267,8 +267,7 @@ static int check_memory_fd(gpures__op op, const gpures__frame *frame) {
     }
     return GPURES_OK;
   }
-  if (frame->kind != GPURES_KIND_VK_OPAQUE_FD) return GPURES_OK;
-  const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque;
+  const gpures_vk_opaque_fd_desc *d = &frame->desc.opaque; /* VkOpaqueFd, CudaVmmFd */
   int status = gpures__check_frame_fd(op, "fd", d->fd,
                                       GPURES__FRAME_FD_OPAQUE | GPURES__FRAME_FD_ALLOW_UNSEALED |
                                           GPURES__FRAME_FD_MEMORY);

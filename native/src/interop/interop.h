@@ -14,10 +14,11 @@
 /* A frame as an API file sees it: its kind and descriptor, fds borrowed for the call. */
 typedef struct gpures__frame {
   gpures_handle handle;
-  uint32_t kind; /* GPURES_KIND_DMA_BUF_HANDLE or GPURES_KIND_VK_OPAQUE_FD */
+  uint32_t kind; /* DmaBufHandle, or VkOpaqueFd-shaped: VkOpaqueFd, CudaVmmFd (read as `opaque`) */
   union {
     gpures_dma_buf_handle_desc dma_buf;
     gpures_vk_opaque_fd_desc opaque;
+    gpures_cuda_vmm_fd_desc cuda_vmm;
   } desc;
 } gpures__frame;
 

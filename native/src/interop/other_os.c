@@ -73,6 +73,15 @@ int gpures_vk_pool_objects(gpures_pool *p, gpures_handle f, gpures_vk_pool_slot 
   (void)p, (void)f, (void)o;
   return unsupported("find the Vulkan objects of");
 }
+int gpures_cuda_pool_create(const gpures_cuda_pool_desc *d, gpures_pool **o) {
+  (void)d;
+  if (o) *o = NULL;
+  return unsupported("create a CUDA pool");
+}
+int gpures_cuda_pool_objects(gpures_pool *p, gpures_handle f, gpures_cuda_pool_slot *o) {
+  (void)p, (void)f, (void)o;
+  return unsupported("find the CUDA memory of");
+}
 int gpures_egl_importer_create(const gpures_egl_importer_desc *d, gpures_importer **o) {
   (void)d;
   if (o) *o = NULL;

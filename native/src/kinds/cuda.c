@@ -1,4 +1,4 @@
-/* cuda.c: CudaPtr2D, CudaBufferHandle and CudaSurface. */
+/* cuda.c: CudaPtr2D, CudaBufferHandle, CudaSurface and CudaVmmFd. */
 #include "rows.h"
 
 #define UUID_ROW(T) GPURES__CUDA_UUID_ROW(T, "cuDeviceGetUuid of the owning device")
@@ -39,4 +39,43 @@ static const gpures_field_info cuda_surface_fields[] = {
   UUID_ROW(T),
 };
 GPURES__VARIANT(cuda_surface, cuda_surface_fields, NULL);
+#undef T
+
+#define T gpures_cuda_vmm_fd_desc
+static const gpures_field_info cuda_vmm_fd_fields[] = {
+  GPURES__ROW(T, fd, "fd", GPURES_FIELD_FD, 0, 0, "POSIX fd of the allocation, owned by the handle"),
+  GPURES__ROW(T, size, "size", GPURES_FIELD_U64, GPURES_E_ZERO_SIZE, 0, "allocation size in bytes"),
+  GPURES__ROW(T, offset, "offset", GPURES_FIELD_U64, 0, 0, "offset of the frame in the allocation"),
+  GPURES__ROW(T, width, "width", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "width in pixels"),
+  GPURES__ROW(T, height, "height", GPURES_FIELD_U32, GPURES_E_ZERO_SIZE, 0, "height in pixels"),
+  GPURES__PIXEL_FORMAT_ROW(T),
+  GPURES__ROW(T, device_uuid, "deviceUuid", GPURES_FIELD_UUID, 0, GPURES_FIELD_DEVICE(GPURES_DEVICE_CUDA_UUID), "cuDeviceGetUuid of the allocating device"),
+  GPURES__SLOT_RELEASE_ROWS(T),
+  GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "bytes per row of plane 0; absent: packed rows"),
+};
+
+/* Where frame code reads a VkOpaqueFd, a CudaVmmFd has the same member. */
+#define SAME_PLACE(m) \
+  _Static_assert(offsetof(T, m) == offsetof(gpures_vk_opaque_fd_desc, m), #m " is where VkOpaqueFd has it")
+SAME_PLACE(fd);
+SAME_PLACE(size);
+SAME_PLACE(offset);
+SAME_PLACE(width);
+SAME_PLACE(height);
+SAME_PLACE(format);
+SAME_PLACE(device_uuid);
+SAME_PLACE(slot_release);
+SAME_PLACE(row_pitch);
+_Static_assert(sizeof(T) == sizeof(gpures_vk_opaque_fd_desc), "CudaVmmFd is VkOpaqueFd's size");
+#undef SAME_PLACE
+
+static int validate_cuda_vmm_fd(gpures__op op, const void *desc) {
+  const T *d = desc;
+  if (d->reserved0 || d->reserved1 || d->reserved)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE,
+                        d->reserved0 ? "reserved0" : d->reserved1 ? "reserved1" : "reserved",
+                        "the reserved words of a CudaVmmFd are 0");
+  return gpures__check_opaque_frame(op, desc);
+}
+GPURES__VARIANT(cuda_vmm_fd, cuda_vmm_fd_fields, validate_cuda_vmm_fd);
 #undef T

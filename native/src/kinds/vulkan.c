@@ -48,34 +48,8 @@ static const gpures_field_info vk_opaque_fd_fields[] = {
   GPURES__ROW(T, row_pitch, "rowPitch", GPURES_FIELD_U32, 0, GPURES_FIELD_OPTIONAL, "bytes per row of plane 0; absent: packed rows"),
 };
 
-/* A given row pitch holds a row, and the frame's planes at that pitch fit after the offset. */
-static int check_opaque_rows(gpures__op op, const T *d) {
-  if (!d->row_pitch) return GPURES_OK;
-  const char *name = gpures_enum_name(GPURES_ENUM_PIXEL_FORMAT, d->format);
-  uint64_t row_bytes = 0, frame = 0;
-  if (gpures_pixel_format_row_bytes(d->format, 0, d->width, &row_bytes) != GPURES_OK ||
-      d->row_pitch < row_bytes)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowPitch",
-                        "rowPitch %u is below the %llu bytes of a row of %u %s pixels",
-                        d->row_pitch, (unsigned long long)row_bytes, d->width, name);
-  if (gpures_pixel_format_frame_size(d->format, d->width, d->height, d->row_pitch, &frame) !=
-          GPURES_OK ||
-      frame > d->size - d->offset)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowPitch",
-                        "a %ux%u %s frame with rowPitch %u takes %llu bytes; %llu follow offset "
-                        "%llu",
-                        d->width, d->height, name, d->row_pitch, (unsigned long long)frame,
-                        (unsigned long long)(d->size - d->offset), (unsigned long long)d->offset);
-  return GPURES_OK;
-}
-
 static int validate_vk_opaque_fd(gpures__op op, const void *desc) {
-  const T *d = desc;
-  if (d->offset >= d->size)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "offset", "offset %llu is not below size %llu",
-                        (unsigned long long)d->offset, (unsigned long long)d->size);
-  int status = check_opaque_rows(op, d);
-  return status != GPURES_OK ? status : gpures__check_slot_release(op, d->flags, &d->slot_release);
+  return gpures__check_opaque_frame(op, desc);
 }
 GPURES__VARIANT(vk_opaque_fd, vk_opaque_fd_fields, validate_vk_opaque_fd);
 #undef T

@@ -128,7 +128,8 @@ int gpures__map(gpures_handle handle, uint32_t index, uint32_t flags, void **out
   int fd = -1;
   if ((status = gpures_dup_fd(handle, index, &fd)) != GPURES_OK) return gpures__refail(op, status);
   char field[32];
-  if (op.kind == GPURES_KIND_VK_OPAQUE_FD) snprintf(field, sizeof field, "fd");
+  if (op.kind == GPURES_KIND_VK_OPAQUE_FD || op.kind == GPURES_KIND_CUDA_VMM_FD)
+    snprintf(field, sizeof field, "fd");
   else snprintf(field, sizeof field, "fds[%u]", index);
   size_t size = 0;
   mapping *m = NULL;

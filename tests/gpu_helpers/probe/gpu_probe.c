@@ -83,7 +83,8 @@ API uint64_t gp_now_ns(void) {
   X(cuEventCreate) X(cuEventRecord) X(cuEventQuery) X(cuEventDestroy) X(cuImportExternalSemaphore) \
   X(cuWaitExternalSemaphoresAsync) X(cuSignalExternalSemaphoresAsync)                              \
   X(cuDestroyExternalSemaphore) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuMemcpyDtoHAsync)       \
-  X(cuMemcpyHtoDAsync)
+  X(cuMemcpyHtoDAsync) X(cuMemGetInfo) X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle)               \
+  X(cuIpcCloseMemHandle)
 #define GP_CU_DECL(f) static __typeof__(&f) p_##f;
 GP_CU_FNS(GP_CU_DECL)
 #undef GP_CU_DECL
@@ -1278,8 +1279,10 @@ API int gp_cu_gl_access(uint32_t name, uint32_t target, uint32_t width, uint32_t
 /* ================================================================ shutdown */
 
 static void sync_close(void);
+static void pool_close(void);
 
 API int gp_close_all(void) {
+  pool_close();
   sync_close();
   if (g_glctx) {
     gl_eglMakeCurrent(g_dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -2011,4 +2014,135 @@ static void sync_close(void) {
     if (g_sync_read.buffer) free_buffer(&g_sync_read);
     g_sync_cmd = NULL; /* freed with the pool */
   }
+}
+
+/* ============================================================ CUDA pools */
+/*
+** The CUDA pool checks (issue 29): frames of a gpures CudaFramePool written
+** by a kernel in one process and checked by a kernel in another, ordered only
+** by the fences that travel with them. The producer's stream signals a Vulkan
+** timeline semaphore imported into CUDA after its fill; the consumer's stream
+** waits on the same point, checks, and records a CUevent that becomes the
+** frame's release fence. Nothing here waits on the host but gp_pool_counts.
+*/
+#define GP_POOL_EVENTS 64
+#define GP_POOL_COUNTS 4096
+static CUdeviceptr g_pool_counts; /* one mismatch count per frame index */
+static CUevent g_pool_events[GP_POOL_EVENTS];
+
+static int pool_ready(void) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
+  if (!g_stream) CU(p_cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING));
+  if (!g_pool_counts) {
+    CU(p_cuMemAlloc(&g_pool_counts, GP_POOL_COUNTS * 8));
+    CU(p_cuMemsetD8(g_pool_counts, 0, GP_POOL_COUNTS * 8));
+  }
+  return 0;
+}
+
+/* Queued on the probe's stream: the fill kernel writes `seed` over n bytes at ptr, then cu_sem is signalled to value. */
+API int gp_pool_fill_signal(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t cu_sem,
+                            uint64_t value) {
+  int rc = pool_ready();
+  if (rc) return rc;
+  if (!g_fill_bytes) return fail_with(-3, "the kernels are not loaded: %s", g_kernel_note);
+  if ((rc = cu_fill_on_stream(ptr, n, seed)) != 0) return rc;
+  CUexternalSemaphore ext = (CUexternalSemaphore)(uintptr_t)cu_sem;
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp;
+  memset(&sp, 0, sizeof sp);
+  sp.params.fence.value = value;
+  CU(p_cuSignalExternalSemaphoresAsync(&ext, &sp, 1, g_stream));
+  return 0;
+}
+
+/*
+** Queued on the probe's stream: a wait on cu_sem for value, the check kernel
+** counting bytes unlike `seed` into frame `index`'s count, and a CUevent
+** recorded after it. out: [0] the CUevent (one of a ring the probe owns),
+** [1] the CUcontext, [2] the device ordinal.
+*/
+API int gp_pool_wait_check(uint64_t ptr, uint64_t n, uint32_t seed, uint64_t cu_sem,
+                           uint64_t value, uint32_t index, uint64_t *out) {
+  int rc = pool_ready();
+  if (rc) return rc;
+  if (!g_check_bytes) return fail_with(-3, "the kernels are not loaded: %s", g_kernel_note);
+  if (index >= GP_POOL_COUNTS) return fail_with(-9, "frame index %u past %u", index, GP_POOL_COUNTS);
+  CUexternalSemaphore ext = (CUexternalSemaphore)(uintptr_t)cu_sem;
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp;
+  memset(&wp, 0, sizeof wp);
+  wp.params.fence.value = value;
+  CU(p_cuWaitExternalSemaphoresAsync(&ext, &wp, 1, g_stream));
+  CUdeviceptr p = ptr, c = g_pool_counts + (CUdeviceptr)index * 8;
+  unsigned long long nn = n;
+  void *args[] = {&p, &nn, &seed, &c};
+  CU(p_cuLaunchKernel(g_check_bytes, grid_for(n), 1, 1, 256, 1, 1, 0, g_stream, args, NULL));
+  CUevent *ev = &g_pool_events[index % GP_POOL_EVENTS];
+  if (!*ev) CU(p_cuEventCreate(ev, CU_EVENT_DISABLE_TIMING));
+  CU(p_cuEventRecord(*ev, g_stream));
+  out[0] = (uint64_t)(uintptr_t)*ev;
+  out[1] = (uint64_t)(uintptr_t)g_ctx;
+  out[2] = (uint64_t)g_dev;
+  return 0;
+}
+
+/* Waits for the probe's stream, then copies the first `count` per-frame counts to out. */
+API int gp_pool_counts(uint32_t count, uint64_t *out) {
+  int rc = pool_ready();
+  if (rc) return rc;
+  if (count > GP_POOL_COUNTS) return fail_with(-9, "%u counts asked, %u kept", count, GP_POOL_COUNTS);
+  CU(p_cuStreamSynchronize(g_stream));
+  CU(p_cuMemcpyDtoH(out, g_pool_counts, (size_t)count * 8));
+  return 0;
+}
+
+/* cuMemGetInfo: out [0] free bytes, [1] total. */
+API int gp_cu_mem_info(uint64_t *out) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
+  size_t free_bytes = 0, total = 0;
+  CU(p_cuMemGetInfo(&free_bytes, &total));
+  out[0] = free_bytes;
+  out[1] = total;
+  return 0;
+}
+
+/* cuIpcGetMemHandle of a cuMemAlloc pointer: the 64 bytes another process opens. */
+API int gp_cu_ipc_handle(uint64_t ptr, uint8_t *out64) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
+  CUipcMemHandle h;
+  CU(p_cuIpcGetMemHandle(&h, (CUdeviceptr)ptr));
+  memcpy(out64, h.reserved, 64);
+  return 0;
+}
+
+/*
+** What CUDA IPC costs a consumer, timed here: out [0] ns of cuIpcOpenMemHandle
+** (the first import), [1] ns of cuIpcCloseMemHandle, [2] mismatches the check
+** kernel counts in `n` bytes at the opened pointer against `seed`.
+*/
+API int gp_cu_ipc_open_check(const uint8_t *handle64, uint64_t n, uint32_t seed, uint64_t *out) {
+  if (!g_ctx) return fail_with(-4, "CUDA is not open");
+  CUipcMemHandle h;
+  memcpy(h.reserved, handle64, 64);
+  CUdeviceptr ptr = 0;
+  uint64_t t0 = gp_now_ns();
+  CU(p_cuIpcOpenMemHandle(&ptr, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+  uint64_t t1 = gp_now_ns();
+  uint64_t wrong = 0;
+  int rc = gp_cu_check(ptr, n, seed, &wrong);
+  uint64_t t2 = gp_now_ns();
+  CU(p_cuIpcCloseMemHandle(ptr));
+  uint64_t t3 = gp_now_ns();
+  if (rc) return rc;
+  out[0] = t1 - t0;
+  out[1] = t3 - t2;
+  out[2] = wrong;
+  return 0;
+}
+
+static void pool_close(void) {
+  if (g_stream) p_cuStreamSynchronize(g_stream);
+  for (int i = 0; i < GP_POOL_EVENTS; i++)
+    if (g_pool_events[i]) p_cuEventDestroy(g_pool_events[i]), g_pool_events[i] = NULL;
+  if (g_pool_counts) p_cuMemFree(g_pool_counts);
+  g_pool_counts = 0;
 }
