@@ -25,8 +25,13 @@ python3 - <<'PY'
 import re
 lists = "native/include/gpures_lists.h"
 s = open(lists).read()
-s = re.sub(r"(X\(20, WGPU_TEXTURE[^\n]*GPURES_OS_ALL\))",
-           r"\1 \\\n  X(37, TEST_BLOB, test_blob, TestBlob, BORROWED, GPURES_OS_ALL)", s)
+# The next free id, at the end of the resource list (the recipe: a new kind takes the next id).
+next_id = max(int(i) for i in re.findall(r"X\((\d+), [A-Z0-9_]+, [a-z0-9_]+, \w+, (?:BORROWED|OWNED)", s)) + 1
+open("next_id", "w").write(str(next_id))
+head, tail = s.split("#define GPURES_KIND_LIST(X)", 1)
+body, rest = tail.split("\n\n", 1)
+body += " \\\n  X(%d, TEST_BLOB, test_blob, TestBlob, BORROWED, GPURES_OS_ALL)" % next_id
+s = head + "#define GPURES_KIND_LIST(X)" + body + "\n\n" + rest
 open(lists, "w").write(s)
 header = "native/include/gpures.h"
 s = open(header).read()
@@ -62,13 +67,14 @@ if true; then
 import re
 p = "tools/fixtures.ts"
 s = open(p).read()
-m = re.search(r"\n  WgpuTexture: \{", s)
-if m:
-  s = s[:m.start()] + """
+# The end of FIXTURES: a new kind's fixture goes last, as its id does.
+m = s.find("\n};", s.find("export const FIXTURES"))
+if m >= 0:
+  s = s[:m] + """
   TestBlob: {
     valid: { blob: 0x1234n, size: 64 },
     changes: [nullHandle("blob", 0n), zero("size", 0)],
-  },""" + s[m.start():]
+  },""" + s[m:]
   open(p, "w").write(s)
 PY
 fi
@@ -87,15 +93,16 @@ grep -q "gpures_fixture_fill_test_blob" native/tests/fixtures.gen.h
 result "the C fixtures have TestBlob" $?
 grep -q 'export class TestBlob extends GpuResource' ffi/gen/variants.ts
 result "ffi/gen/variants.ts has the TestBlob class" $?
-grep -q '| 37 | `TestBlob`' README.md
+id=$(cat next_id)
+grep -q "| $id | \`TestBlob\`" README.md
 result "README.md lists the kind" $?
 
 # From TypeScript: the generated class, validation, JSON, lifetime.
-cat >use.ts <<'TS'
+cat >use.ts <<TS
 import assert from "node:assert/strict";
 import { InvalidHandleError, liveHandles, TestBlob } from "./mod.ts";
 using blob = TestBlob.create({ blob: 0x1234n, size: 64 });
-assert.deepEqual(blob.describe(), { kind: "TestBlob", kindId: 37, refcount: 1, blob: 0x1234n, size: 64 });
+assert.deepEqual(blob.describe(), { kind: "TestBlob", kindId: $id, refcount: 1, blob: 0x1234n, size: 64 });
 assert.equal(blob.toJSON().blob, "4660");
 assert.throws(() => TestBlob.create({ blob: 0n, size: 64 }), (e: InvalidHandleError) => e.field === "blob");
 using again = blob.clone();
@@ -109,7 +116,7 @@ deno run --allow-ffi --allow-read --allow-env use.ts
 result "TypeScript creates, describes, refuses and releases a TestBlob" $?
 
 # From C: the per-kind entry points exist and work.
-cat >use.c <<'C'
+cat >use.c <<C
 #include <stdio.h>
 #include "gpures.h"
 int main(void) {
@@ -118,7 +125,7 @@ int main(void) {
   if (gpures_test_blob_create(&d, NULL, &h) != GPURES_OK) return 1;
   gpures_test_blob_desc out = {sizeof out};
   if (gpures_test_blob_describe(h, &out) != GPURES_OK || out.blob != 0x1234) return 2;
-  if (GPURES_KIND_MAX != 37 || !gpures_kind_supported(GPURES_KIND_TEST_BLOB)) return 3;
+  if (GPURES_KIND_MAX != $id || !gpures_kind_supported(GPURES_KIND_TEST_BLOB)) return 3;
   if (gpures_test_blob_release(h) != GPURES_OK) return 4;
   puts("TestBlob from C: ok");
   return 0;

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import {
   Channel,
+  DeviceMismatchError,
   type DmaBufHandle,
   FormatChangeEvent,
   FrameFanout,
@@ -272,6 +273,45 @@ Deno.test({
     assert.throws(
       () => fanout.negotiate([row("RgbaU8"), row("NV12")], { width: 3840, height: 2160 }),
       UnsupportedError,
+    );
+    a.close();
+    b.close();
+  },
+});
+
+Deno.test({
+  name: "a consumer on another device than the frames' is refused at join (DeviceMismatchError, " +
+    "field device) on both sides; one on the same device or naming none joins",
+  ignore: !linux,
+  async fn() {
+    const gpu = (b: number) => ({ kind: "vulkanUuid" as const, bytes: new Uint8Array(16).fill(b) });
+    using fanout = FrameFanout.create({ slots: 8, device: gpu(1) });
+    const [mine, theirs] = Channel.pair();
+    const asked = theirs.subscribe({ device: { kind: "cudaUuid", bytes: gpu(2).bytes } });
+    const isMismatch = (e: unknown) =>
+      e instanceof DeviceMismatchError && e.field === "device" && /another device/.test(e.message);
+    await assert.rejects(fanout.join(mine), isMismatch);
+    await assert.rejects(asked, isMismatch);
+    theirs.close();
+    assert.equal(fanout.stats.refused, 1);
+    // A CUDA UUID and a Vulkan UUID with the same bytes are one GPU; a consumer naming none takes any.
+    const same = await consumer(fanout, { device: { kind: "cudaUuid", bytes: gpu(1).bytes } });
+    const any = await consumer(fanout, {});
+    assert.equal(fanout.stats.consumers, 2);
+    same.close();
+    any.close();
+    assert.throws(
+      () =>
+        FrameFanout.create({
+          slots: 8,
+          device: { kind: "gpu", bytes: new Uint8Array(16) } as never,
+        }),
+      (e) => e instanceof InvalidHandleError && e.field === "device",
+    );
+    const [a, b] = Channel.pair();
+    await assert.rejects(
+      b.subscribe({ device: { kind: "vulkanUuid", bytes: new Uint8Array(4) } }),
+      (e) => e instanceof InvalidHandleError && e.field === "device",
     );
     a.close();
     b.close();

@@ -18,7 +18,7 @@ import { errorFor, type GpuResourceError, InvalidHandleError, ReleasedError } fr
 import { type CudaVmmFd, DmaBufHandle, type VkOpaqueFd } from "../gen/variants.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import { PixelFormat } from "../map/pixel_format.ts";
-import { encodeCaps, type FormatCap } from "../interop/device.ts";
+import { type DeviceId, encodeCaps, encodeDeviceId, type FormatCap } from "../interop/device.ts";
 import { PlaneCache } from "../frames/plane_cache.ts";
 import { Turns } from "../events/turns.ts";
 import type { PlaneView } from "../map/planes.ts";
@@ -170,6 +170,12 @@ export interface SubscribeOptions {
   window?: number;
   /** What it can take (as {@link negotiate} reads rows), at most 24 rows; none: anything. */
   caps?: readonly FormatCap[];
+  /**
+   * The device it imports on (its importer's `device.id`): a fan-out whose
+   * frames are on another GPU refuses it at once with DeviceMismatchError
+   * (field "device"), not at its first import. Absent: any.
+   */
+  device?: DeviceId;
   /** Milliseconds to wait for the producer's answer (default 10000; Infinity: no limit). */
   timeout?: number;
 }
@@ -186,7 +192,7 @@ export interface Subscription {
   window: number;
 }
 
-const SUBSCRIPTION_SIZE = 32 + 24 * 32;
+const SUBSCRIPTION_SIZE = 56 + 24 * 32; // gpures_subscription: its device at 32, caps at 56
 
 function encodeSubscription(options: SubscribeOptions): Uint8Array {
   const policy = own(options, "policy") ?? "block";
@@ -225,7 +231,9 @@ function encodeSubscription(options: SubscribeOptions): Uint8Array {
   view.setUint32(8, count("depth"), true);
   view.setUint32(12, count("window"), true);
   view.setUint32(16, caps.length, true);
-  if (caps.length) out.set(encodeCaps(caps, "caps"), 32);
+  const device = own(options, "device") as DeviceId | undefined;
+  if (device !== undefined) out.set(encodeDeviceId(device, "device"), 32);
+  if (caps.length) out.set(encodeCaps(caps, "caps"), 56);
   return out;
 }
 
@@ -641,7 +649,8 @@ export class Channel extends EventTarget {
    * {@link Channel.receive} as on any channel, the first being the next one
    * published. Rejects with UnsupportedError carrying the producer's reason
    * when it refuses (its field names what: "policy", "depth", "window",
-   * "caps", "consumers"), the channel then ended; with TimeoutError when no
+   * "caps", "consumers"), DeviceMismatchError (field "device") when the
+   * frames are on another device than `device`, the channel then ended; with TimeoutError when no
    * answer came within `timeout`; InvalidHandleError (field "subscription")
    * when the peer is no fan-out (what it sent stays to be received). Call it
    * first, before any receive. A consumer whose `caps` do not take a new

@@ -11,12 +11,20 @@ import { optionsBag, own, timeoutOption } from "../table/values.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
 import { errorFor, InvalidHandleError, ReleasedError } from "../errors.ts";
 import { type Channel, type DeliveryPolicy, handOver } from "../channel/channel.ts";
-import { encodeCaps, type FormatCap, type Negotiated, negotiated } from "../interop/device.ts";
+import {
+  type DeviceId,
+  encodeCaps,
+  encodeDeviceId,
+  type FormatCap,
+  type Negotiated,
+  negotiated,
+} from "../interop/device.ts";
 import type { SlotPool } from "../frames/frame_pool.ts";
 import { whenRoom } from "../events/room_waits.ts";
 import { Turns } from "../events/turns.ts";
 
 const TIMED_OUT = 12;
+const DESC_SIZE = 40; // gpures_fanout_desc: its device at 16
 const POLICY_NAMES: DeliveryPolicy[] = ["block", "block", "dropOldest", "latest"];
 
 // A fan-out collected unclosed ends its consumers' sessions and frees itself.
@@ -32,6 +40,12 @@ export interface FrameFanoutOptions {
   reserve?: number;
   /** Consumers at once, 1 to 256 (default 64). */
   maxConsumers?: number;
+  /**
+   * The device the frames are on: a consumer that names another in its
+   * `subscribe({ device })` is refused at join with DeviceMismatchError.
+   * Default: `pool.device`; without either, the last published frame's.
+   */
+  device?: DeviceId;
 }
 
 /** What {@link FrameFanout.join} accepts. */
@@ -180,8 +194,12 @@ export class FrameFanout {
       : count(what, "slots", own(options, "slots"), 1, 256);
     const reserve = count(what, "reserve", own(options, "reserve") ?? 1, 1, 255);
     const maxConsumers = count(what, "maxConsumers", own(options, "maxConsumers") ?? 64, 1, 256);
+    const device = (own(options, "device") ?? pool?.device) as DeviceId | undefined;
+    const desc = new Uint8Array(DESC_SIZE);
+    new Uint32Array(desc.buffer, 0, 4).set([DESC_SIZE, slots, reserve, maxConsumers]);
+    if (device !== undefined) desc.set(encodeDeviceId(device, "device"), 16);
     const out = new BigUint64Array(1);
-    check(lib().gpures_fanout_create(new Uint32Array([16, slots, reserve, maxConsumers]), out));
+    check(lib().gpures_fanout_create(desc, out));
     return new FrameFanout(Deno.UnsafePointer.create(out[0]));
   }
 
@@ -199,9 +217,9 @@ export class FrameFanout {
    * a timeout, or a close of the channel or of the fan-out meanwhile, leaves
    * it as it was. A consumer that cannot be served (the fan-out full, a pool too
    * small for its terms, terms out of range, caps that do not take the
-   * frames' format, a first message that is no JOIN) hears the reason, and
-   * this rejects with it: UnsupportedError or InvalidHandleError naming the
-   * field. TimeoutError when no JOIN came within `timeout`: the channel is
+   * frames' format, a device other than the frames', a first message that is
+   * no JOIN) hears the reason, and this rejects with it: UnsupportedError,
+   * DeviceMismatchError or InvalidHandleError naming the field. TimeoutError when no JOIN came within `timeout`: the channel is
    * still yours.
    */
   async join(channel: Channel, options: JoinOptions = {}): Promise<bigint> {

@@ -9,6 +9,7 @@ import { integerOption, own } from "../table/values.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import type { CudaVmmFd } from "../gen/variants.ts";
 import { type PointerArg, pointerArg } from "../interop/device.ts";
+import { cudaDeviceInfo } from "../interop/cuda.ts";
 import { poolShape, SlotPool } from "./frame_pool.ts";
 import { opaqueLayout } from "./opaque_layout.ts";
 
@@ -96,7 +97,9 @@ export class CudaFramePool extends SlotPool<CudaVmmFd> {
     const layout = opaqueLayout(made.format, made.width, made.height, made.rowAlign);
     const out = new BigUint64Array(1);
     check(native().gpures_cuda_pool_create(new Uint8Array(desc.buffer), out));
-    return new CudaFramePool(Deno.UnsafePointer.create(out[0]), made, layout, context === null);
+    // The device the pool just allocated on answers: its id cannot fail where its memory did not.
+    const { id } = cudaDeviceInfo(device);
+    return new CudaFramePool(Deno.UnsafePointer.create(out[0]), made, layout, context === null, id);
   }
 
   /**

@@ -38,7 +38,7 @@ import {
   TimeoutError,
   UnsupportedError,
 } from "../errors.ts";
-import type { Negotiated } from "../interop/device.ts";
+import type { DeviceId, Negotiated } from "../interop/device.ts";
 import { type FrameLayout, PixelFormat } from "../map/pixel_format.ts";
 import type { PlaneView } from "../map/planes.ts";
 import { PlaneCache } from "./plane_cache.ts";
@@ -224,6 +224,8 @@ export class SlotPool<Frame extends GpuResource<object>> {
   readonly layout: FrameLayout;
   /** The options the pool was made with. */
   readonly options: Readonly<Required<FramePoolOptions>>;
+  /** The device its frames' memory is on: a GPU pool's; kind "none" for memfds (any importer). */
+  readonly device: DeviceId;
 
   /** A pool over a native gpures_pool (a subclass's create makes it). */
   protected constructor(
@@ -231,10 +233,12 @@ export class SlotPool<Frame extends GpuResource<object>> {
     options: Required<FramePoolOptions>,
     layout: FrameLayout,
     closeWhenCollected = true,
+    device: DeviceId = { kind: "none", bytes: new Uint8Array(16) },
   ) {
     this.#pool = pool;
     this.options = Object.freeze(options);
     this.layout = layout;
+    this.device = Object.freeze({ kind: device.kind, bytes: device.bytes.slice() });
     if (closeWhenCollected) unclosed.register(this, pool, this);
   }
 

@@ -9,6 +9,7 @@ import { booleanOption, optionalCount, own, refuse } from "../table/values.ts";
 import type { PixelFormatName } from "../gen/types.ts";
 import type { VkOpaqueFd } from "../gen/variants.ts";
 import { type PointerArg, pointerArg } from "../interop/device.ts";
+import { vulkanDeviceInfo } from "../interop/vulkan.ts";
 import { poolShape, SlotPool } from "./frame_pool.ts";
 import { opaqueLayout } from "./opaque_layout.ts";
 
@@ -123,10 +124,15 @@ export class VulkanFramePool extends SlotPool<VkOpaqueFd> {
     desc.setBigUint64(56, gipa === null ? 0n : BigInt(Deno.UnsafePointer.value(gipa)), true);
     // Laid out before the native pool exists, so no refusal comes after its memory was made.
     const layout = opaqueLayout(made.format, made.width, made.height, made.rowAlign);
+    const { id } = vulkanDeviceInfo(
+      own(options, "instance") as PointerArg,
+      own(options, "physicalDevice") as PointerArg,
+      gipa ?? undefined,
+    );
     const out = new BigUint64Array(1);
     check(native().gpures_vk_pool_create(new Uint8Array(desc.buffer), out));
     // Never closed by the collector: its close frees Vulkan objects of a device that may be gone.
-    return new VulkanFramePool(Deno.UnsafePointer.create(out[0]), made, layout, false);
+    return new VulkanFramePool(Deno.UnsafePointer.create(out[0]), made, layout, false, id);
   }
 
   /**

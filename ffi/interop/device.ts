@@ -55,14 +55,16 @@ function decodeDeviceId(view: DataView, at: number): DeviceId {
   return { kind, bytes };
 }
 
-function encodeDeviceId(id: DeviceId): Uint8Array {
+/** A DeviceId as a gpures_device_id (24 bytes); InvalidHandleError naming `field` for a malformed one. */
+export function encodeDeviceId(id: DeviceId, field = "deviceId"): Uint8Array {
   const out = new Uint8Array(DEVICE_ID_SIZE);
-  const kind = enumValue(DEVICE_ID_KIND_SET, id.kind);
+  const object = typeof id === "object" && id !== null;
+  const kind = object ? enumValue(DEVICE_ID_KIND_SET, id.kind) : undefined;
   if (kind === undefined || !(id.bytes instanceof Uint8Array) || id.bytes.length !== 16) {
     throw new InvalidHandleError(
       `A DeviceId has a DeviceIdKind ("vulkanUuid", "cudaUuid", ...) and 16 bytes`,
       "INVALID_VALUE",
-      "deviceId",
+      field,
     );
   }
   new DataView(out.buffer).setUint32(0, kind, true);

@@ -1730,6 +1730,7 @@ typedef struct gpures_subscription {
   uint32_t num_caps; /* rows of caps; 0: it takes any format */
   uint32_t reserved; /* 0 */
   uint64_t consumer; /* granted: the id the producer knows it by; asking: 0 */
+  gpures_device_id device; /* the consumer's device (NONE: any); frames on another: DEVICE_MISMATCH */
   gpures_format_cap caps[GPURES_FANOUT_MAX_CAPS];
 } gpures_subscription;
 
@@ -1738,6 +1739,7 @@ typedef struct gpures_fanout_desc {
   uint32_t slots;         /* the pool's slots (of the largest pool the frames come from) */
   uint32_t reserve;       /* frames the producer holds itself (filling, encoding); 0: 1 */
   uint32_t max_consumers; /* 0: 64; at most GPURES_FANOUT_MAX_CONSUMERS */
+  gpures_device_id device; /* the frames' device (a GPU pool's); NONE: the last published frame's */
 } gpures_fanout_desc;
 
 typedef struct gpures_consumer_stats {
@@ -1774,9 +1776,10 @@ GPURES_API int gpures_fanout_create(const gpures_fanout_desc *desc, gpures_fanou
 ** caller's, call again. Any other outcome takes the fd: admitted, it carries
 ** the consumer's session and *out_consumer is its id; refused (the fan-out is
 ** full, the pool too small for its terms, terms out of range, caps that do
-** not take the frames' format, a first message that is no JOIN, a consumer
-** that hung up), the consumer hears the reason, the fd is closed, and the
-** call returns it (UNSUPPORTED, INVALID_VALUE or STALE, naming the field).
+** not take the frames' format, a device the frames are not on, a first
+** message that is no JOIN, a consumer that hung up), the consumer hears the
+** reason, the fd is closed, and the call returns it (UNSUPPORTED,
+** DEVICE_MISMATCH, INVALID_VALUE or STALE, naming the field).
 ** An fd that is no channel: INVALID_VALUE naming "fd", and the fd stays the caller's.
 */
 GPURES_API int gpures_fanout_join(gpures_fanout *fanout, int fd, int32_t timeout_ms,
@@ -1836,7 +1839,9 @@ GPURES_API int gpures_fanout_close(gpures_fanout *fanout);
 ** *out_granted (may be NULL); GPURES_E_TIMED_OUT when no answer came in time
 ** (call again; the JOIN is not sent twice, `subscription` is then ignored);
 ** UNSUPPORTED (or INVALID_VALUE) with the producer's reason and field when
-** it refused, terms out of range included (the session ends); INVALID_VALUE
+** it refused, terms out of range included (the session ends), DEVICE_MISMATCH
+** naming "device" when the frames are on another device than
+** subscription->device; INVALID_VALUE
 ** naming "subscription" when the peer answered with anything else (it serves
 ** no fan-out: the message stays for gpures_session_receive()) or with terms
 ** out of range, "numCaps" for more rows than a JOIN carries. A receiving

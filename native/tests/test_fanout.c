@@ -26,7 +26,7 @@ typedef struct consumer_end {
 } consumer_end;
 
 static gpures_fanout *new_fanout(uint32_t slots) {
-  gpures_fanout_desc d = {sizeof d, slots, 1, 0};
+  gpures_fanout_desc d = {sizeof d, slots, 1, 0, {0, 0, {0}}};
   gpures_fanout *f = NULL;
   CHECK_OK(gpures_fanout_create(&d, &f));
   return f;
@@ -281,7 +281,7 @@ static void a_first_message_that_is_no_join_is_refused_and_the_fd_closed(void) {
 }
 
 static void a_fanout_full_of_consumers_or_a_pool_too_small_refuses_the_next(void) {
-  gpures_fanout_desc d = {sizeof d, 16, 1, 2};
+  gpures_fanout_desc d = {sizeof d, 16, 1, 2, {0, 0, {0}}};
   gpures_fanout *f = NULL;
   CHECK_OK(gpures_fanout_create(&d, &f));
   consumer_end c[3];
@@ -459,10 +459,10 @@ static void a_frame_without_a_buffer_identity_or_a_desc_out_of_range_is_refused(
   gpures_handle plain = sealable_rgba_frame();
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "frame", gpures_fanout_publish(f, plain, 0));
   CHECK_OK(gpures_release(plain));
-  gpures_fanout_desc bad = {sizeof bad, 4, 4, 0};
+  gpures_fanout_desc bad = {sizeof bad, 4, 4, 0, {0, 0, {0}}};
   gpures_fanout *g = NULL;
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "reserve", gpures_fanout_create(&bad, &g));
-  bad = (gpures_fanout_desc){sizeof bad, 0, 0, 0};
+  bad = (gpures_fanout_desc){sizeof bad, 0, 0, 0, {0, 0, {0}}};
   CHECK_FAILS(GPURES_E_INVALID_VALUE, "slots", gpures_fanout_create(&bad, &g));
   CHECK_OK(gpures_fanout_close(f));
   CHECK_OK(gpures_fanout_close(NULL));

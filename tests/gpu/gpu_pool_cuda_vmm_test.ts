@@ -78,6 +78,12 @@ const SLOTS = 4, OPAQUE_FD = 1;
         for (let seq = 0; seq < FRAMES; seq++) {
           using frame = await pool.acquire({ timeout: 10_000 });
           const { ptr } = pool.slot(frame);
+          if (seq === 0) {
+            const id = p.fdIdentity(frame.describe().fd);
+            console.log(
+              `a CUDA VMM fd is ${id.link} (mode 0o${id.mode.toString(8)}, size unknown to gpures)`,
+            );
+          }
           const value = BigInt(seq + 1);
           p.poolFillSignal(ptr, bytes, seedOf(seq), cuSemaphore, value); // queued, not waited
           using point = VkSemaphoreFd.create({ ...on, value }); // duplicates the timeline's fd
@@ -110,6 +116,10 @@ const SLOTS = 4, OPAQUE_FD = 1;
             `${report.cachedImportUs.toFixed(2)} µs; receive → release fence set ` +
             `${report.perFrameUs.toFixed(1)} µs p50; ${ipc}`,
         );
+      } catch (e) {
+        peer.kill();
+        const { stderr } = await peer.done();
+        throw new Error(`${(e as Error).message}\nconsumer's stderr: ${stderr}`, { cause: e });
       } finally {
         peer.kill();
         await peer.done();

@@ -387,7 +387,7 @@ Deno.test("every kind: fromRaw() of every other kind, dupFd() and slotRelease() 
     if (KINDS[h.kindId - 1].ownership !== 1) {
       assertTyped(() => dupFd.call(h as never, 0), WrongKindError, `dupFd on ${h.kind}`);
     }
-    if (h.kind !== "VkImage" && h.kind !== "VkOpaqueFd") {
+    if (h.kind !== "VkImage" && h.kind !== "VkOpaqueFd" && h.kind !== "CudaVmmFd") {
       assertTyped(() => slotRelease.call(h as never), WrongKindError, `slotRelease on ${h.kind}`);
     }
   }

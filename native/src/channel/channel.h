@@ -32,10 +32,11 @@ enum {
   GPURES__MSG_REFUSE = 9   /* fan-out to receiver: why it is refused (a gpures__wire_refusal); then the end */
 };
 
-/* The body of a REFUSE: the field at fault and the reason, both NUL-terminated. */
+/* The body of a REFUSE: the status, the field at fault and the reason, both NUL-terminated. */
 typedef struct gpures__wire_refusal {
+  int32_t status; /* a GPURES_E_*; a receiver keeps only the ones a refusal can have */
   char field[32];
-  char reason[480];
+  char reason[476]; /* the body stays 512 bytes */
 } gpures__wire_refusal;
 
 /* Messages whose body is a plain struct of theirs (desc_size bytes, no kind, no fds). */

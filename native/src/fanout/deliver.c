@@ -84,7 +84,8 @@ static bool pump(consumer *c, frame_list *drop) {
   }
   if (c->queued || !c->refusing) return true;
   /* A full socket keeps the refusal for the next release or publish: it is never lost. */
-  return !gpures__send_refusal(gpures_session_fd(c->session), "caps", c->refusal);
+  return !gpures__send_refusal(gpures_session_fd(c->session), GPURES_E_UNSUPPORTED, "caps",
+                               c->refusal);
 }
 
 /* Queues a frame for the consumer under its policy (room was checked for BLOCK). Locked. */
@@ -223,6 +224,7 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   gpures__wire_message msg; /* once for every consumer: the descriptor and metadata are the frame's */
   if ((status = gpures__wire_encode(&op, frame, &msg)) != GPURES_OK) return status;
   frame_format ff = format_of(&msg);
+  if ((status = gpures_device_of(frame, &ff.device)) != GPURES_OK) return gpures__refail(op, status);
   if (!buffer)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame",
                         "the frame has no buffer identity; a fan-out carries pooled or received frames");

@@ -67,6 +67,10 @@ int gpures_fanout_create(const gpures_fanout_desc *desc, gpures_fanout **out_fan
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "maxConsumers",
                         "maxConsumers is %u; at most %u", d.max_consumers,
                         GPURES_FANOUT_MAX_CONSUMERS);
+  if (d.device.kind > GPURES_DEVICE_OPENCL || d.device.reserved)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, d.device.reserved ? "device.reserved" : "device.kind",
+                        "device names kind %u (reserved %u): a GPURES_DEVICE_* id, reserved 0",
+                        d.device.kind, d.device.reserved);
   gpures_fanout *f = gpures__alloc(sizeof *f);
   if (!f) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a fan-out");
   memset(f, 0, sizeof *f);

@@ -41,6 +41,7 @@ typedef struct consumer {
 typedef struct frame_format {
   uint32_t kind, format, width, height; /* format: a PixelFormat id, 0 when the kind has none */
   uint64_t modifier;
+  gpures_device_id device; /* of the frame's memory (NONE: any importer's) */
 } frame_format;
 
 typedef struct room_notice {
@@ -84,6 +85,6 @@ void gpures__fanout_wake(gpures_fanout *f);
 /* join.c: whether a consumer's rows take format `ff`; when not, why, into why[size]. */
 bool gpures__caps_take(const gpures_subscription *terms, const frame_format *ff, char *why, size_t size);
 /* join.c: sends a REFUSE (field, reason) on a channel, without waiting: false when it did not go. */
-bool gpures__send_refusal(int fd, const char *field, const char *reason);
+bool gpures__send_refusal(int fd, int status, const char *field, const char *reason);
 
 #endif /* GPURES_FANOUT_H */

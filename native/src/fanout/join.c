@@ -36,7 +36,7 @@ static bool refuse(refusal *r, int status, const char *field, const char *fmt, .
   return false;
 }
 
-bool gpures__send_refusal(int fd, const char *field, const char *reason) {
+bool gpures__send_refusal(int fd, int status, const char *field, const char *reason) {
   struct {
     gpures__wire_header h;
     gpures__wire_refusal r;
@@ -44,6 +44,7 @@ bool gpures__send_refusal(int fd, const char *field, const char *reason) {
   memset(&msg, 0, sizeof msg);
   msg.h = gpures__session_header(GPURES__MSG_REFUSE, 0, 0);
   msg.h.desc_size = sizeof msg.r;
+  msg.r.status = status;
   snprintf(msg.r.field, sizeof msg.r.field, "%s", field);
   snprintf(msg.r.reason, sizeof msg.r.reason, "%s", reason);
   uint32_t sent = 0;
@@ -110,6 +111,10 @@ static bool check_terms(const gpures__wire_header *h, const unsigned char *body,
   if (t->reserved || t->consumer)
     return refuse(r, GPURES_E_INVALID_VALUE, t->reserved ? "reserved" : "consumer",
                   "reserved and consumer are 0 in a JOIN");
+  if (t->device.kind > GPURES_DEVICE_OPENCL || t->device.reserved)
+    return refuse(r, GPURES_E_INVALID_VALUE, t->device.reserved ? "device.reserved" : "device.kind",
+                  "device names kind %u (reserved %u): a GPURES_DEVICE_* id, reserved 0",
+                  t->device.kind, t->device.reserved);
   for (uint32_t i = 0; i < t->num_caps; i++) {
     const gpures_format_cap *c = &t->caps[i];
     char field[32];
@@ -145,6 +150,12 @@ static bool admissible(gpures_fanout *f, const gpures_subscription *t, refusal *
                   f->desc.slots, t->depth, t->window, bound);
   if (!gpures__caps_take(t, &f->format, why, sizeof why))
     return refuse(r, GPURES_E_UNSUPPORTED, "caps", "%s", why);
+  const gpures_device_id *frames = f->desc.device.kind ? &f->desc.device : &f->format.device;
+  if (gpures_device_compare(frames, &t->device) == GPURES_DEVICE_DIFFERENT)
+    return refuse(r, GPURES_E_DEVICE_MISMATCH, "device",
+                  "the frames are on another device (%s) than the consumer's (%s)",
+                  gpures_enum_name(GPURES_ENUM_DEVICE_ID_KIND, frames->kind),
+                  gpures_enum_name(GPURES_ENUM_DEVICE_ID_KIND, t->device.kind));
   return true;
 }
 
@@ -253,8 +264,8 @@ static int admit_or_refuse(gpures__op op, gpures_fanout *f, int fd, uint64_t *ou
   if (!ok || status != GPURES_OK) f->stats.refused++;
   pthread_mutex_unlock(&f->mu);
   if (ok && status == GPURES_OK) return GPURES_OK;
-  if (!ok) gpures__send_refusal(fd, r.field, r.reason);
-  else (void)gpures__send_refusal(fd, gpures_last_error_field(), gpures_last_error());
+  if (!ok) gpures__send_refusal(fd, r.status, r.field, r.reason);
+  else (void)gpures__send_refusal(fd, status, gpures_last_error_field(), gpures_last_error());
   if (s) (void)gpures_session_close(s); /* its fd with it */
   else (void)close(fd);
   return ok ? status : gpures__fail(op, r.status, r.field, "%s", r.reason);

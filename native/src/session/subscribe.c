@@ -83,7 +83,9 @@ int gpures__session_refusal(gpures__op op, gpures_session *s, const gpures__wire
   pthread_mutex_lock(&s->mu);
   s->ended = true;
   pthread_mutex_unlock(&s->mu);
-  return gpures__fail(op, GPURES_E_UNSUPPORTED, r.field, "the producer refused: %s", r.reason);
+  /* UNSUPPORTED but for a device mismatch: no other status a peer names is taken on its word. */
+  int status = r.status == GPURES_E_DEVICE_MISMATCH ? r.status : GPURES_E_UNSUPPORTED;
+  return gpures__fail(op, status, r.field, "the producer refused: %s", r.reason);
 }
 
 /* Reads the answer the peek saw: WELCOME fills *out, REFUSE fails with its reason. */
