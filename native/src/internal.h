@@ -351,6 +351,12 @@ int gpures__check_opaque_frame(gpures__op op, const gpures_vk_opaque_fd_desc *d)
 /* A field row by path, or NULL. */
 const gpures_field_info *gpures__field_find(const gpures__variant *v, const char *path);
 
+/*
+** The device id a descriptor's flagged rows give (interop/device.c); NONE when
+** an optional one is absent or zero. *id must be zeroed by the caller.
+*/
+int gpures__device_of_desc(gpures__op op, uint32_t kind, const void *desc, gpures_device_id *id);
+
 /* Every GPURES_MEMORY_* bit there is. */
 #define GPURES__MEMORY_ALL                                                 \
   (GPURES_MEMORY_DMA_BUF | GPURES_MEMORY_OPAQUE_FD | GPURES_MEMORY_HOST | \

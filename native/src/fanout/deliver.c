@@ -224,7 +224,9 @@ int gpures_fanout_publish(gpures_fanout *f, gpures_handle frame, int32_t timeout
   gpures__wire_message msg; /* once for every consumer: the descriptor and metadata are the frame's */
   if ((status = gpures__wire_encode(&op, frame, &msg)) != GPURES_OK) return status;
   frame_format ff = format_of(&msg);
-  if ((status = gpures_device_of(frame, &ff.device)) != GPURES_OK) return gpures__refail(op, status);
+  /* The device from the descriptor already encoded: no second snapshot of the frame. */
+  if ((status = gpures__device_of_desc(op, ff.kind, msg.body, &ff.device)) != GPURES_OK)
+    return status;
   if (!buffer)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "frame",
                         "the frame has no buffer identity; a fan-out carries pooled or received frames");

@@ -45,6 +45,31 @@ typedef struct gpures__pool_backing {
 int gpures__pool_create_backed(gpures__op op, uint32_t slots, uint64_t size,
                                const gpures__pool_frame *frame, const gpures__pool_backing *backing,
                                void *state, gpures_pool **out_pool);
+/* What a GPU pool's frames are shaped by (interop/gpu_pool.c). */
+typedef struct gpures__gpu_pool_shape_desc {
+  uint32_t slots, format, width, height;
+  uint32_t row_align; /* 0: 256 */
+} gpures__gpu_pool_shape_desc;
+
+/*
+** A GPU pool's frame template, VkOpaqueFd's layout (a CudaVmmFd shares it):
+** plane 0's rows at a pitch aligned to row_align, later planes after it;
+** *out_bytes what a frame takes. INVALID_VALUE naming "slots", "rowAlign",
+** "format", "width" or "height", before any API call. The caller fills the
+** device and the size its allocation takes.
+*/
+int gpures__gpu_pool_shape(gpures__op op, const gpures__gpu_pool_shape_desc *d,
+                           gpures_vk_opaque_fd_desc *f, uint64_t *out_bytes);
+/*
+** The pool, once one trial slot of frame->opaque.size bytes made by
+** `backing` gives a frame the kind's own create accepts (so no per-frame
+** check is skipped wrongly). Owns `state` from here, as
+** gpures__pool_create_backed().
+*/
+int gpures__gpu_pool_create(gpures__op op, uint32_t slots, const gpures__pool_frame *frame,
+                            const gpures__pool_backing *backing, void *state,
+                            gpures_pool **out_pool);
+
 /*
 ** The API objects of the slot whose frame, of buffer `buffer_id`, is held
 ** now: INVALID_VALUE naming "frame" for a frame not of this pool (or one

@@ -19,8 +19,6 @@
 #include "cuda.h"
 #include "../frames/backing.h"
 
-#define ROW_ALIGN_DEFAULT 256u
-#define MAX_FRAME_BYTES (1ull << 34) /* 16 GiB: past any frame, below what a size could saturate to */
 
 typedef struct cuda_pool {
   gpures__cu_context ctx;
@@ -83,55 +81,6 @@ static void destroy(void *state) {
 
 static const gpures__pool_backing cuda_backing = {GPURES_KIND_CUDA_VMM_FD, make, unmake, destroy};
 
-static int check_desc(gpures__op op, const gpures_cuda_pool_desc *d) {
-  if (d->flags)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; no flag is defined",
-                        d->flags);
-  if (d->slots == 0 || d->slots > GPURES_POOL_MAX_SLOTS)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "slots", "slots is %u; a pool has 1 to %u",
-                        d->slots, GPURES_POOL_MAX_SLOTS);
-  uint32_t align = d->row_align ? d->row_align : ROW_ALIGN_DEFAULT;
-  if (align > 4096 || (align & (align - 1)))
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowAlign",
-                        "rowAlign %u is not a power of two up to 4096", align);
-  if (!gpures_pixel_format_info_of(d->format))
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat",
-                        d->format);
-  if (!d->width || !d->height)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, d->width ? "height" : "width", "%s is 0",
-                        d->width ? "height" : "width");
-  return GPURES_OK;
-}
-
-/* Every frame's descriptor: rows at the aligned pitch, planes one after another. */
-static int frame_desc(gpures__op op, const gpures_cuda_pool_desc *d, const uint8_t uuid[16],
-                      gpures_cuda_vmm_fd_desc *f, uint64_t *out_bytes) {
-  uint32_t align = d->row_align ? d->row_align : ROW_ALIGN_DEFAULT;
-  uint64_t row = 0;
-  (void)gpures_pixel_format_row_bytes(d->format, 0, d->width, &row);
-  uint64_t pitch = (row + align - 1) / align * align;
-  if (pitch > UINT32_MAX)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "width", "a row of %u pixels is too long",
-                        d->width);
-  memset(f, 0, sizeof *f);
-  f->struct_size = sizeof *f;
-  f->fd = -1;
-  f->width = d->width;
-  f->height = d->height;
-  f->format = d->format;
-  f->row_pitch = (uint32_t)pitch;
-  memcpy(f->device_uuid, uuid, 16);
-  int status = gpures_pixel_format_frame_size(d->format, d->width, d->height, f->row_pitch,
-                                              out_bytes);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  if (*out_bytes > MAX_FRAME_BYTES) /* before any CUDA call sees a saturated size */
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "height",
-                        "a %ux%u frame takes %llu bytes; a CUDA pool's slot holds at most %llu",
-                        d->width, d->height, (unsigned long long)*out_bytes,
-                        (unsigned long long)MAX_FRAME_BYTES);
-  return GPURES_OK;
-}
-
 /* Whether the device makes VMM allocations it can export as POSIX fds. */
 static int check_device(gpures__op op, cu_device dev) {
   int vmm = 0, fds = 0;
@@ -145,17 +94,16 @@ static int check_device(gpures__op op, cu_device dev) {
 }
 
 /* The pool's state: its context, and what each slot is allocated as and takes. */
-static int new_state(gpures__op op, const gpures_cuda_pool_desc *d, cuda_pool **out,
-                     gpures_cuda_vmm_fd_desc *frame) {
+static int new_state(gpures__op op, const gpures_cuda_pool_desc *d, uint64_t bytes,
+                     cuda_pool **out, gpures_cuda_vmm_fd_desc *frame) {
   int status = gpures__cu_ready(op);
   cu_device dev = 0;
   gpures_device_info info;
   if (status == GPURES_OK) status = gpures__cu_device_of(op, "device", d->device, &dev);
   if (status == GPURES_OK) status = check_device(op, dev);
   if (status == GPURES_OK) status = gpures__cu_describe(op, dev, &info);
-  uint64_t bytes = 0;
-  if (status == GPURES_OK) status = frame_desc(op, d, info.id.bytes, frame, &bytes);
   if (status != GPURES_OK) return status;
+  memcpy(frame->device_uuid, info.id.bytes, 16);
   cuda_pool *cp = gpures__alloc(sizeof *cp);
   if (!cp) return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the pool");
   memset(cp, 0, sizeof *cp);
@@ -178,16 +126,6 @@ static int new_state(gpures__op op, const gpures_cuda_pool_desc *d, cuda_pool **
   return GPURES_OK;
 }
 
-/* A descriptor the kind's own checks accept (they are skipped per frame). */
-static int check_frame(gpures__op op, const gpures_cuda_vmm_fd_desc *f, int fd) {
-  gpures_cuda_vmm_fd_desc probe = *f;
-  probe.fd = fd;
-  gpures_handle h = 0;
-  int status = gpures_create(GPURES_KIND_CUDA_VMM_FD, &probe, NULL, &h);
-  (void)gpures_release(h);
-  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
-}
-
 int gpures_cuda_pool_create(const gpures_cuda_pool_desc *desc, gpures_pool **out_pool) {
   gpures__op op = pool_op("create a CUDA pool of");
   if (!out_pool) return gpures__fail(op, GPURES_E_NULL_POINTER, "outPool", "outPool is null");
@@ -196,21 +134,17 @@ int gpures_cuda_pool_create(const gpures_cuda_pool_desc *desc, gpures_pool **out
   gpures_cuda_pool_desc d;
   memset(&d, 0, sizeof d);
   int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
-  if (status == GPURES_OK) status = check_desc(op, &d);
+  if (status == GPURES_OK && d.flags)
+    status = gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x; no flag is defined",
+                          d.flags);
+  gpures__gpu_pool_shape_desc shape = {d.slots, d.format, d.width, d.height, d.row_align};
   gpures__pool_frame frame;
+  uint64_t bytes = 0;
+  if (status == GPURES_OK) status = gpures__gpu_pool_shape(op, &shape, &frame.opaque, &bytes);
   cuda_pool *cp = NULL;
-  if (status == GPURES_OK) status = new_state(op, &d, &cp, &frame.cuda_vmm);
+  if (status == GPURES_OK) status = new_state(op, &d, bytes, &cp, &frame.cuda_vmm);
   if (status != GPURES_OK) return status;
-  /* One allocation as the kind's create sees it: a bad template fails here, never per frame. */
-  gpures__slot_memory trial = {-1, {0, 0}};
-  if ((status = make(cp, op, frame.cuda_vmm.size, &trial)) == GPURES_OK) {
-    status = check_frame(op, &frame.cuda_vmm, trial.fd);
-    unmake(cp, &trial);
-    close(trial.fd);
-  }
-  if (status != GPURES_OK) return destroy(cp), status;
-  return gpures__pool_create_backed(op, d.slots, frame.cuda_vmm.size, &frame, &cuda_backing, cp,
-                                    out_pool);
+  return gpures__gpu_pool_create(op, d.slots, &frame, &cuda_backing, cp, out_pool);
 }
 
 int gpures_cuda_pool_objects(gpures_pool *pool, gpures_handle frame, gpures_cuda_pool_slot *out) {

@@ -39,8 +39,7 @@ static int opencl_device(gpures__op op, const gpures_field_info *f, const void *
   return GPURES_OK;
 }
 
-/* The id a descriptor's flagged rows give; NONE when an optional one is absent or zero. */
-static int id_of_desc(gpures__op op, uint32_t kind, const void *desc, gpures_device_id *id) {
+int gpures__device_of_desc(gpures__op op, uint32_t kind, const void *desc, gpures_device_id *id) {
   uint32_t n = 0;
   const gpures_field_info *fields = gpures_kind_fields(kind, &n);
   uint32_t flags = 0;
@@ -69,7 +68,7 @@ int gpures_device_of(gpures_handle handle, gpures_device_id *out_id) {
   op.kind = kind;
   gpures_device_id id;
   memset(&id, 0, sizeof id);
-  if ((status = id_of_desc(op, kind, desc, &id)) == GPURES_OK) *out_id = id;
+  if ((status = gpures__device_of_desc(op, kind, desc, &id)) == GPURES_OK) *out_id = id;
   return status;
 }
 

@@ -14,7 +14,6 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
 #include <string.h>
-#include <unistd.h>
 
 #include "vulkan.h"
 #include "../frames/backing.h"
@@ -22,8 +21,6 @@
 #define BUFFER_USAGE_DEFAULT                                               \
   (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
-#define ROW_ALIGN_DEFAULT 256u
-#define MAX_FRAME_BYTES (1ull << 34) /* 16 GiB: past any frame, below what a size could saturate to */ /* what CUDA's pitched copies and most GPUs' row pitches like */
 
 typedef struct vk_pool {
   void *device;
@@ -130,9 +127,6 @@ static int check_desc(gpures__op op, const gpures_vk_pool_desc *d) {
   if (d->flags & ~GPURES_VK_POOL_HOST_VISIBLE)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags has unknown bits 0x%x",
                         d->flags & ~GPURES_VK_POOL_HOST_VISIBLE);
-  if (d->slots == 0 || d->slots > GPURES_POOL_MAX_SLOTS)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "slots", "slots is %u; a pool has 1 to %u",
-                        d->slots, GPURES_POOL_MAX_SLOTS);
   if (!d->instance) return gpures__fail(op, GPURES_E_NULL_POINTER, "instance", "instance is null");
   if (!d->physical_device)
     return gpures__fail(op, GPURES_E_NULL_POINTER, "physicalDevice", "physicalDevice is null");
@@ -140,56 +134,8 @@ static int check_desc(gpures__op op, const gpures_vk_pool_desc *d) {
   return GPURES_OK;
 }
 
-/* Every frame's descriptor: rows at the aligned pitch, planes one after another. */
-static int frame_desc(gpures__op op, const gpures_vk_pool_desc *d, const gpures_device_info *dev,
-                      gpures_vk_opaque_fd_desc *f, uint64_t *out_bytes) {
-  uint32_t align = d->row_align ? d->row_align : ROW_ALIGN_DEFAULT;
-  if (align > 4096 || (align & (align - 1)))
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "rowAlign",
-                        "rowAlign %u is not a power of two up to 4096", align);
-  if (!gpures_pixel_format_info_of(d->format))
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "format", "format %u is not a PixelFormat",
-                        d->format);
-  if (!d->width || !d->height)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, d->width ? "height" : "width", "%s is 0",
-                        d->width ? "height" : "width");
-  uint64_t row = 0;
-  (void)gpures_pixel_format_row_bytes(d->format, 0, d->width, &row);
-  uint64_t pitch = (row + align - 1) / align * align;
-  if (pitch > UINT32_MAX)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "width", "a row of %u pixels is too long",
-                        d->width);
-  memset(f, 0, sizeof *f);
-  f->struct_size = sizeof *f;
-  f->fd = -1;
-  f->width = d->width;
-  f->height = d->height;
-  f->format = d->format;
-  f->row_pitch = (uint32_t)pitch;
-  memcpy(f->device_uuid, dev->id.bytes, 16);
-  int status = gpures_pixel_format_frame_size(d->format, d->width, d->height, f->row_pitch,
-                                              out_bytes);
-  if (status != GPURES_OK) return gpures__refail(op, status);
-  if (*out_bytes > MAX_FRAME_BYTES) /* before any Vulkan call sees a saturated size */
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "height",
-                        "a %ux%u frame takes %llu bytes; a Vulkan pool's slot holds at most %llu",
-                        d->width, d->height, (unsigned long long)*out_bytes,
-                        (unsigned long long)MAX_FRAME_BYTES);
-  return GPURES_OK;
-}
-
-/* A descriptor the kind's own checks accept (they are skipped per frame). */
-static int check_frame(gpures__op op, const gpures_vk_opaque_fd_desc *f, int fd) {
-  gpures_vk_opaque_fd_desc probe = *f;
-  probe.fd = fd;
-  gpures_handle h = 0;
-  int status = gpures_create(GPURES_KIND_VK_OPAQUE_FD, &probe, NULL, &h);
-  (void)gpures_release(h);
-  return status == GPURES_OK ? GPURES_OK : gpures__refail(op, status);
-}
-
 /* The pool's state: the device's entry points, the usage, and what one slot takes. */
-static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
+static int new_state(gpures__op op, const gpures_vk_pool_desc *d, uint64_t bytes, vk_pool **out,
                      gpures_vk_opaque_fd_desc *frame) {
   vk_instance_fns in;
   int status = gpures__vk_load_instance(op, d->instance, d->get_instance_proc_addr, &in);
@@ -199,8 +145,10 @@ static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
   memset(vp, 0, sizeof *vp);
   vp->device = d->device;
   vp->usage = d->usage ? d->usage : BUFFER_USAGE_DEFAULT;
+  vp->bytes = bytes;
   gpures_device_info dev;
   gpures__vk_fill_device_info(d->physical_device, &in, &dev);
+  memcpy(frame->device_uuid, dev.id.bytes, 16);
   status = gpures__vk_load_device(op, &in, d->device, &vp->fn);
   if (status == GPURES_OK && (!in.memory_properties || !in.external_buffer_properties))
     status = gpures__fail(op, GPURES_E_UNSUPPORTED, "instance",
@@ -209,7 +157,6 @@ static int new_state(gpures__op op, const gpures_vk_pool_desc *d, vk_pool **out,
   if (status == GPURES_OK && !vp->fn.get_memory_fd)
     status = gpures__fail(op, GPURES_E_UNSUPPORTED, "device", "the device has no vkGetMemoryFdKHR");
   if (status == GPURES_OK) status = check_exportable(op, &in, d->physical_device, vp->usage);
-  if (status == GPURES_OK) status = frame_desc(op, d, &dev, frame, &vp->bytes);
   uint64_t buffer = 0;
   if (status == GPURES_OK) status = new_buffer(op, vp, &buffer);
   if (status == GPURES_OK) {
@@ -238,23 +185,14 @@ int gpures_vk_pool_create(const gpures_vk_pool_desc *desc, gpures_pool **out_poo
   memset(&d, 0, sizeof d);
   int status = gpures__copy_versioned(op, "structSize", desc, sizeof d, &d);
   if (status == GPURES_OK) status = check_desc(op, &d);
+  gpures__gpu_pool_shape_desc shape = {d.slots, d.format, d.width, d.height, d.row_align};
   gpures__pool_frame frame;
+  uint64_t bytes = 0;
+  if (status == GPURES_OK) status = gpures__gpu_pool_shape(op, &shape, &frame.opaque, &bytes);
   vk_pool *vp = NULL;
-  if (status == GPURES_OK) status = new_state(op, &d, &vp, &frame.opaque);
+  if (status == GPURES_OK) status = new_state(op, &d, bytes, &vp, &frame.opaque);
   if (status != GPURES_OK) return status;
-  /* One allocation as the kind's create sees it: a bad template fails here, never per frame. */
-  gpures__slot_memory trial = {-1, {0, 0}};
-  if ((status = make(vp, op, frame.opaque.size, &trial)) == GPURES_OK) {
-    status = check_frame(op, &frame.opaque, trial.fd);
-    unmake(vp, &trial);
-    close(trial.fd);
-  }
-  if (status != GPURES_OK) return destroy(vp), status;
-  gpures_pool *pool = NULL;
-  status = gpures__pool_create_backed(op, d.slots, frame.opaque.size, &frame, &vk_backing, vp, &pool);
-  if (status != GPURES_OK) return status;
-  *out_pool = pool;
-  return GPURES_OK;
+  return gpures__gpu_pool_create(op, d.slots, &frame, &vk_backing, vp, out_pool);
 }
 
 int gpures_vk_pool_objects(gpures_pool *pool, gpures_handle frame, gpures_vk_pool_slot *out) {
