@@ -97,7 +97,7 @@ static void fuzz_setup(void) {
 
 /*
 ** Whether a received fd may back a frame, as the receive promised. An opaque
-** driver export (VkOpaqueFd) may be a character device: NVIDIA's are.
+** driver export (VkOpaqueFd, CudaVmmFd) may be a character device: NVIDIA's are.
 */
 static void check_received_fd(int fd, int allow_unsealed, int opaque) {
   struct stat st;
@@ -203,7 +203,8 @@ static void check_handle(gpures_handle h, int allow_unsealed, const fd_set_bits 
   uint32_t kind = 0;
   FUZZ_EXPECT(gpures_kind(h, &kind) == GPURES_OK, "the kind of a received handle");
   for (int i = 0; i < n; i++)
-    check_received_fd(fds[i], allow_unsealed, kind == GPURES_KIND_VK_OPAQUE_FD);
+    check_received_fd(fds[i], allow_unsealed,
+                      kind == GPURES_KIND_VK_OPAQUE_FD || kind == GPURES_KIND_CUDA_VMM_FD);
   FUZZ_EXPECT(gpures_release(h) == GPURES_OK, "release of a received handle");
   for (int i = 0; i < n; i++)
     FUZZ_EXPECT(fcntl(fds[i], F_GETFD) < 0 && errno == EBADF, "fd %d outlived its handle", fds[i]);
