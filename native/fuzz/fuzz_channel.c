@@ -97,7 +97,7 @@ static void fuzz_setup(void) {
 
 /*
 ** Whether a received fd may back a frame, as the receive promised. An opaque
-** driver export (VkOpaqueFd, CudaVmmFd) may be a character device: NVIDIA's are.
+** driver export (memory or a semaphore) may be a character device: NVIDIA's are.
 */
 static void check_received_fd(int fd, int allow_unsealed, int opaque) {
   struct stat st;
@@ -194,6 +194,16 @@ static void send_datagram(const unsigned char *msg, size_t len, const int *fds, 
   }
 }
 
+/* An opaque driver export: VkOpaqueFd, CudaVmmFd, a VkSemaphoreFd of handle type opaqueFd. */
+static int is_opaque_export(gpures_handle h, uint32_t kind) {
+  if (kind == GPURES_KIND_VK_OPAQUE_FD || kind == GPURES_KIND_CUDA_VMM_FD) return 1;
+  if (kind != GPURES_KIND_VK_SEMAPHORE_FD) return 0;
+  gpures_vk_semaphore_fd_desc d;
+  memset(&d, 0, sizeof d);
+  FUZZ_EXPECT(gpures_describe(h, &d, sizeof d) == GPURES_OK, "describe");
+  return d.handle_type == 1; /* opaqueFd */
+}
+
 /* ------------------------------------------------------------- the target */
 
 static void check_handle(gpures_handle h, int allow_unsealed, const fd_set_bits *before) {
@@ -202,9 +212,7 @@ static void check_handle(gpures_handle h, int allow_unsealed, const fd_set_bits 
   FUZZ_EXPECT(n >= 1, "a received handle with %d fds", n);
   uint32_t kind = 0;
   FUZZ_EXPECT(gpures_kind(h, &kind) == GPURES_OK, "the kind of a received handle");
-  for (int i = 0; i < n; i++)
-    check_received_fd(fds[i], allow_unsealed,
-                      kind == GPURES_KIND_VK_OPAQUE_FD || kind == GPURES_KIND_CUDA_VMM_FD);
+  for (int i = 0; i < n; i++) check_received_fd(fds[i], allow_unsealed, is_opaque_export(h, kind));
   FUZZ_EXPECT(gpures_release(h) == GPURES_OK, "release of a received handle");
   for (int i = 0; i < n; i++)
     FUZZ_EXPECT(fcntl(fds[i], F_GETFD) < 0 && errno == EBADF, "fd %d outlived its handle", fds[i]);

@@ -918,6 +918,43 @@ static void fds_that_cannot_back_a_frame_are_refused_at_receive(void) {
   close_pair(pair, base);
 }
 
+static message vk_semaphore_fd_message(uint32_t handle_type) {
+  gpures_vk_semaphore_fd_desc d = gpures_fixture_vk_semaphore_fd(0);
+  d.handle_type = handle_type;
+  if (handle_type == 16) d.semaphore_type = 0, d.value = 0; /* a sync fd is binary */
+  message m;
+  memset(&m, 0, sizeof m);
+  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
+                      GPURES_KIND_VK_SEMAPHORE_FD, sizeof d, 1};
+  memcpy(m.desc, &d, sizeof d);
+  return m;
+}
+
+/*
+** NVIDIA exports a Vulkan semaphore as an opaque fd that is an open of
+** /dev/nvidiactl too: received, for the importing driver to resolve. A
+** sync-fd semaphore is polled by the host, so no device may stand for one.
+*/
+static void an_opaque_semaphore_may_be_a_device_a_sync_fd_may_not(void) {
+  int pair[2], base = open_pair(pair);
+  message opaque = vk_semaphore_fd_message(1), sync_fd = vk_semaphore_fd_message(16);
+  int device = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  send_raw(pair[0], &opaque, message_size(&opaque), &device, 1);
+  close(device);
+  gpures_handle h = 0;
+  uint32_t kind = 0;
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
+  CHECK_OK(gpures_kind(h, &kind));
+  CHECK_EQ(kind, GPURES_KIND_VK_SEMAPHORE_FD);
+  CHECK_OK(gpures_release(h));
+
+  device = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  refused_with(pair[0], pair[1], &sync_fd, message_size(&sync_fd), &device, 1, 0,
+               GPURES_E_INVALID_VALUE, "fd", __LINE__);
+  CHECK(strstr(gpures_last_error(), "a character device") != NULL);
+  close_pair(pair, base);
+}
+
 static void a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped(void) {
   int base = count_open_fds();
   uint64_t live = gpures_live_handles(0);
@@ -1178,6 +1215,7 @@ int main(void) {
   RUN(received_memfds_are_sealed_so_the_peer_cannot_shrink_them);
   RUN(memory_the_peer_can_shrink_is_refused_unless_trusted);
   RUN(fds_that_cannot_back_a_frame_are_refused_at_receive);
+  RUN(an_opaque_semaphore_may_be_a_device_a_sync_fd_may_not);
   RUN(a_frame_that_arrives_while_out_of_fds_is_reported_as_dropped);
   RUN(closing_a_listener_removes_only_its_own_socket_file);
   RUN(os_failures_name_the_errno_and_the_path);

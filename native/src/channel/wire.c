@@ -248,6 +248,20 @@ static int place_fds(gpures__op *op, const gpures__variant *v, unsigned char *de
 }
 
 /*
+** Whether the kind's fd is a driver's opaque export, which the importing
+** driver resolves and nothing maps: NVIDIA's (memory and Vulkan semaphores
+** alike) are opens of /dev/nvidiactl. A sync-fd semaphore is a sync_file,
+** which the host polls, so a device cannot stand for one.
+*/
+static bool is_opaque_export(uint32_t kind, const unsigned char *desc) {
+  if (kind == GPURES_KIND_VK_OPAQUE_FD || kind == GPURES_KIND_CUDA_VMM_FD) return true;
+  if (kind != GPURES_KIND_VK_SEMAPHORE_FD) return false;
+  gpures_vk_semaphore_fd_desc d;
+  memcpy(&d, desc, sizeof d);
+  return d.handle_type == 1u; /* SemaphoreHandleType opaqueFd */
+}
+
+/*
 ** Each fd as the descriptor names it: one that cannot back a frame, or whose
 ** memory the peer could still shrink under a mapping here, is refused now
 ** (not at map time, when the frame is already in use).
@@ -262,7 +276,7 @@ static int check_fds(gpures__op *op, const gpures__variant *v, const unsigned ch
       char path[96];
       gpures__field_path(f, i, path, sizeof path);
       int fd = (int)(int64_t)gpures__field_get(f, desc, i);
-      bool opaque = op->kind == GPURES_KIND_VK_OPAQUE_FD || op->kind == GPURES_KIND_CUDA_VMM_FD;
+      bool opaque = is_opaque_export(op->kind, desc);
       uint32_t flags = (allow_unsealed ? GPURES__FRAME_FD_ALLOW_UNSEALED : 0) |
                        (opaque ? GPURES__FRAME_FD_OPAQUE : 0) |
                        (opaque || op->kind == GPURES_KIND_DMA_BUF_HANDLE ? GPURES__FRAME_FD_MEMORY : 0);

@@ -16,11 +16,11 @@
 ** cannot hold a frame at all, nor, where memory is wanted (a frame's buffer,
 ** not its fence), can the anonymous inodes known not to be memory (an
 ** eventfd, a sync_file, ...: a driver given one as memory was seen to block in
-** its import for good). Another anonymous inode is
-** accepted: it cannot be truncated, and gpures_map() refuses it anyway when
-** its size cannot be read. An opaque driver export (VkOpaqueFd) may also be a character device:
-** NVIDIA's are opens of /dev/nvidiactl (seen on the H200), which the
-** importing driver resolves; nothing maps them.
+** its import for good). Another anonymous inode is accepted: it cannot be
+** truncated, and gpures_map() refuses it anyway when its size cannot be read.
+** A driver's opaque export (VkOpaqueFd, CudaVmmFd, an opaque-fd semaphore) may
+** also be a character device: NVIDIA's are opens of /dev/nvidiactl (seen on
+** the H100 and H200), which the importing driver resolves; nothing maps them.
 */
 #if !defined(_WIN32)
 #if defined(__linux__)
