@@ -808,16 +808,20 @@ static int regular_file(long size) {
   return fd;
 }
 
+/* A message of `kind` whose descriptor names one attached fd. */
+static message one_fd_message(uint32_t kind, const void *desc, uint32_t desc_size) {
+  message m;
+  memset(&m, 0, sizeof m);
+  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header), kind, desc_size, 1};
+  memcpy(m.desc, desc, desc_size);
+  return m;
+}
+
 static message vk_opaque_fd_message(void) {
   gpures_vk_opaque_fd_desc v = gpures_fixture_vk_opaque_fd(0); /* fd: the first attached */
   v.flags = 0; /* no slot release: its gate would be an address of the sender */
   memset(&v.slot_release, 0, sizeof v.slot_release);
-  message m;
-  memset(&m, 0, sizeof m);
-  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
-                      GPURES_KIND_VK_OPAQUE_FD, sizeof v, 1};
-  memcpy(m.desc, &v, sizeof v);
-  return m;
+  return one_fd_message(GPURES_KIND_VK_OPAQUE_FD, &v, sizeof v);
 }
 
 /* Sends `m` with `fd` attached and receives it with `flags`: the handle, or 0 with the error. */
@@ -922,12 +926,7 @@ static message vk_semaphore_fd_message(uint32_t handle_type) {
   gpures_vk_semaphore_fd_desc d = gpures_fixture_vk_semaphore_fd(0);
   d.handle_type = handle_type;
   if (handle_type == 16) d.semaphore_type = 0, d.value = 0; /* a sync fd is binary */
-  message m;
-  memset(&m, 0, sizeof m);
-  m.h = (wire_header){WIRE_MAGIC, gpures_abi_version(), sizeof(wire_header),
-                      GPURES_KIND_VK_SEMAPHORE_FD, sizeof d, 1};
-  memcpy(m.desc, &d, sizeof d);
-  return m;
+  return one_fd_message(GPURES_KIND_VK_SEMAPHORE_FD, &d, sizeof d);
 }
 
 /*
