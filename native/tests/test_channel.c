@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -945,6 +946,14 @@ static void an_opaque_semaphore_may_be_a_device_a_sync_fd_may_not(void) {
   CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
   CHECK_OK(gpures_kind(h, &kind));
   CHECK_EQ(kind, GPURES_KIND_VK_SEMAPHORE_FD);
+  CHECK_OK(gpures_release(h));
+
+  /* A fence is no memory: an anonymous inode such as Mesa's syncobj (here an eventfd) passes. */
+  int fence = eventfd(0, EFD_CLOEXEC);
+  send_raw(pair[0], &opaque, message_size(&opaque), &fence, 1);
+  close(fence);
+  h = 0;
+  CHECK_OK(gpures_channel_receive(pair[1], 0, &h));
   CHECK_OK(gpures_release(h));
 
   device = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -276,10 +276,11 @@ static int check_fds(gpures__op *op, const gpures__variant *v, const unsigned ch
       char path[96];
       gpures__field_path(f, i, path, sizeof path);
       int fd = (int)(int64_t)gpures__field_get(f, desc, i);
-      bool opaque = is_opaque_export(op->kind, desc);
+      bool memory = op->kind == GPURES_KIND_VK_OPAQUE_FD || op->kind == GPURES_KIND_CUDA_VMM_FD ||
+                    op->kind == GPURES_KIND_DMA_BUF_HANDLE;
       uint32_t flags = (allow_unsealed ? GPURES__FRAME_FD_ALLOW_UNSEALED : 0) |
-                       (opaque ? GPURES__FRAME_FD_OPAQUE : 0) |
-                       (opaque || op->kind == GPURES_KIND_DMA_BUF_HANDLE ? GPURES__FRAME_FD_MEMORY : 0);
+                       (is_opaque_export(op->kind, desc) ? GPURES__FRAME_FD_OPAQUE : 0) |
+                       (memory ? GPURES__FRAME_FD_MEMORY : 0);
       int status = gpures__check_frame_fd(*op, path, fd, flags);
       if (status != GPURES_OK) return status;
     }
