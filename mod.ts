@@ -179,10 +179,22 @@ export {
   type VideoTransferCharacteristics,
 } from "./ffi/webcodecs/color_space.ts";
 export {
+  type DemuxedChunk,
+  type DemuxedTrack,
+  Demuxer,
+  type DemuxerOptions,
+} from "./ffi/webcodecs/demuxer.ts";
+export {
   EncodedVideoChunk,
   type EncodedVideoChunkInit,
   type EncodedVideoChunkType,
 } from "./ffi/webcodecs/encoded_chunk.ts";
+export {
+  Muxer,
+  type MuxerChunkOptions,
+  type MuxerOptions,
+  type MuxerTrackOptions,
+} from "./ffi/webcodecs/muxer.ts";
 export {
   type PlaneLayout as VideoFramePlaneLayout,
   VideoFrame,

@@ -78,7 +78,11 @@ Deno.test({
         frame.release();
         if (seq === 200) stopped.child.kill("SIGSTOP"), stoppedAt = performance.now();
         if (seq === 250) killed.kill();
-        if (seq === 500) stopped.child.kill("SIGCONT"), resumedAt = performance.now();
+        if (seq === 500) {
+          // Paced frames catch up after a late one: the stop's length is held, not assumed.
+          await sleep(stoppedAt + 1000 - performance.now());
+          stopped.child.kill("SIGCONT"), resumedAt = performance.now();
+        }
         if (seq === 1000) {
           late = new Peer(CONSUMER, [path, "block"], ["--allow-ffi", "--allow-env=GPURES_LIB"]);
           await fanout.join(await listener.accept());

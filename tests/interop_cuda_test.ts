@@ -200,11 +200,13 @@ Deno.test({
     assert.ok(info.name.length > 0);
     assert.ok(info.id.bytes.some((b) => b !== 0), "a UUID, not zeros");
     const caps = cudaCaps(0);
-    // The same formats a pool makes (every one with a DRM fourcc), LINEAR, as opaque fds.
+    // The same formats a pool makes (every one with a DRM fourcc), LINEAR, as opaque fds, and
+    // as CUDA's own VMM fds (CudaFramePool) where the device has virtual memory management.
     assert.deepEqual(caps.map((c) => c.format), framePoolCaps().map((c) => c.format));
     for (const c of caps) {
       assert.equal(c.modifier, 0n);
-      assert.deepEqual(c.memory, ["opaqueFd"]);
+      assert.equal(c.memory[0], "opaqueFd");
+      assert.ok(c.memory.every((m) => m === "opaqueFd" || m === "cudaVmmFd"), `${c.memory}`);
       assert.ok(c.maxWidth >= 3840 && c.maxHeight >= 2160, "4K fits");
     }
     assert.throws(

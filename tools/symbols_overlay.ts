@@ -83,6 +83,22 @@ export const overlay: Readonly<Record<string, SymbolOverlay>> = {
     nonblocking: true,
     why: "encoding takes milliseconds: off the isolate's thread, touching no memory of its",
   },
+  gpures_demuxer_open: {
+    nonblocking: true,
+    why:
+      "opening an input is I/O that may block: off the isolate's thread, touching no memory of its",
+  },
+  gpures_demuxer_read: {
+    nonblocking: true,
+    why:
+      "reading an input is I/O that may block: off the isolate's thread, touching no memory of its",
+  },
+  gpures_muxer_run: {
+    nonblocking: true,
+    why:
+      "writing an output is I/O that may block: off the isolate's thread, touching no memory of its",
+  },
+  gpures_muxer_write: { omit: true, why: "TypeScript queues and runs, off the isolate's thread" },
 
   gpures_create_at: { of: "gpures_create", addresses: true, why: scratch },
   gpures_describe_at: { of: "gpures_describe", addresses: true, why: scratch },

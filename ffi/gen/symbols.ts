@@ -147,6 +147,22 @@ export const symbols = {
   gpures_encoder_receive: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_encoder_receive(gpures_encoder *encoder, gpures_packet *out)
   gpures_encoder_extradata: { parameters: ["pointer", "buffer", "u32", "buffer"], result: "i32" }, // int gpures_encoder_extradata(gpures_encoder *encoder, uint8_t *out, uint32_t capacity, uint32_t *out_size)
   gpures_encoder_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_encoder_destroy(gpures_encoder *encoder)
+  gpures_demuxer_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_demuxer **out)
+  gpures_demuxer_open: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_demuxer_open(gpures_demuxer *demuxer)
+  gpures_demuxer_track_count: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_demuxer_track_count(gpures_demuxer *demuxer, uint32_t *out_count)
+  gpures_demuxer_track: { parameters: ["pointer", "u32", "buffer"], result: "i32" }, // int gpures_demuxer_track(gpures_demuxer *demuxer, uint32_t track, gpures_track_info *out)
+  gpures_demuxer_extradata: { parameters: ["pointer", "u32", "buffer", "u32", "buffer"], result: "i32" }, // int gpures_demuxer_extradata(gpures_demuxer *demuxer, uint32_t track, uint8_t *out, uint32_t capacity, uint32_t *out_size)
+  gpures_demuxer_select: { parameters: ["pointer", "u32", "u32"], result: "i32" }, // int gpures_demuxer_select(gpures_demuxer *demuxer, uint32_t track, uint32_t selected)
+  gpures_demuxer_read: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_demuxer_read(gpures_demuxer *demuxer)
+  gpures_demuxer_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_demuxer_last_run(gpures_demuxer *demuxer)
+  gpures_demuxer_packet: { parameters: ["pointer", "buffer", "buffer"], result: "i32" }, // int gpures_demuxer_packet(gpures_demuxer *demuxer, uint32_t *out_track, gpures_packet *out)
+  gpures_demuxer_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_demuxer_destroy(gpures_demuxer *demuxer)
+  gpures_muxer_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out)
+  gpures_muxer_add_track: { parameters: ["pointer", "buffer", "buffer"], result: "i32" }, // int gpures_muxer_add_track(gpures_muxer *muxer, const gpures_mux_track_desc *desc, uint32_t *out_track)
+  gpures_muxer_queue: { parameters: ["pointer", "u32", "buffer"], result: "i32" }, // int gpures_muxer_queue(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet)
+  gpures_muxer_run: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_muxer_run(gpures_muxer *muxer)
+  gpures_muxer_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_muxer_last_run(gpures_muxer *muxer)
+  gpures_muxer_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_muxer_destroy(gpures_muxer *muxer)
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The loaded library's symbols. */

@@ -2252,6 +2252,149 @@ GPURES_API int gpures_encoder_extradata(gpures_encoder *encoder, uint8_t *out, u
 /* Frees the encoder, and releases every frame it still held. */
 GPURES_API int gpures_encoder_destroy(gpures_encoder *encoder);
 
+/* -------------------------------------------------------------- containers */
+/*
+** Files and streams of libavformat (FFmpeg's, opened with dlopen like
+** libavcodec: GPURES_LIBAVFORMAT, else the libavformat of libavcodec's major
+** beside it). A demuxer reads a container's tracks and their packets; a muxer
+** writes packets into one. Both copy compressed data only, never a frame.
+**
+** libavformat parses what it is given, and can open more than the one input
+** (a playlist names other files and URLs): a demuxer opens only the protocols
+** `protocols` allows, nested opens included ("file" for a path; a URL's own
+** scheme and what carries it for a URL), and probes only the containers
+** `formats` allows (by default self-contained ones: no playlists, no
+** concatenation lists, no image sequences). I/O runs on the calling thread:
+** open and read block, so hosts with an event loop call them off it
+** (gpures_*_last_run() then makes the error the host thread's).
+*/
+typedef struct gpures_demuxer gpures_demuxer;
+typedef struct gpures_demuxer_desc {
+  uint32_t struct_size;
+  uint32_t flags;            /* 0 */
+  const char *url;           /* a path, or a URL libavformat reads */
+  const char *format;        /* a demuxer's name ("mov", "matroska", "mpegts"); NULL: probe */
+  const char *protocols;     /* libavformat's protocols it may open, comma-separated; NULL: see above */
+  const char *formats;       /* the demuxers probing may pick, comma-separated; NULL: see above */
+  uint32_t timeout_ms;       /* for network I/O to make progress; 0: libavformat's own */
+  uint32_t reserved;
+} gpures_demuxer_desc;
+
+#define GPURES_MEDIA_OTHER 0u
+#define GPURES_MEDIA_VIDEO 1u
+#define GPURES_MEDIA_AUDIO 2u
+#define GPURES_MEDIA_SUBTITLE 3u
+#define GPURES_TRACK_DEFAULT (1u << 0) /* the container marks it the one to play */
+#define GPURES_TRACK_END 0xffffffffu   /* no packet: the input ended */
+
+typedef struct gpures_track_info {
+  uint32_t struct_size;
+  uint32_t media;            /* GPURES_MEDIA_* */
+  uint32_t flags;            /* GPURES_TRACK_DEFAULT */
+  uint32_t extradata_size;   /* of its configuration record: gpures_demuxer_extradata() */
+  char codec[32];            /* libavcodec's codec name: "h264", "hevc", "vp9", "av1"; "" unknown */
+  char pixel_format[32];     /* libavutil's name of its pixel format ("yuv420p"), "" unknown */
+  uint32_t width, height;    /* coded size; 0 unknown */
+  int32_t profile, level;    /* libavcodec's numbers, -99 unknown */
+  uint32_t timebase_num;     /* of its packets' timestamps */
+  uint32_t timebase_den;
+  uint32_t framerate_num;    /* 0/0 unknown */
+  uint32_t framerate_den;
+  uint32_t sar_num;          /* sample aspect ratio; 0/1 unknown */
+  uint32_t sar_den;
+  uint32_t color_primaries;  /* H.273 code points, 2: unspecified */
+  uint32_t color_transfer;
+  uint32_t color_matrix;
+  uint32_t color_range;      /* 0 unspecified, 1 limited, 2 full (libavutil's) */
+  int64_t duration;          /* in its timebase; -1 unknown */
+  int64_t frames;            /* as the container says; 0 unknown */
+} gpures_track_info;
+
+/* Checks desc and copies it; no I/O. UNSUPPORTED naming "format" for a demuxer libavformat lacks. */
+GPURES_API int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_demuxer **out);
+/*
+** Opens the input and reads ahead to learn its tracks (blocking). Video tracks
+** are selected; packets of the others are skipped. OS_ERROR naming "url" and
+** the errno for an input that cannot be opened, INVALID_VALUE naming "url" for
+** one libavformat cannot read, UNSUPPORTED naming "protocols" or "formats" for
+** one they do not allow.
+*/
+GPURES_API int gpures_demuxer_open(gpures_demuxer *demuxer);
+GPURES_API int gpures_demuxer_track_count(gpures_demuxer *demuxer, uint32_t *out_count);
+GPURES_API int gpures_demuxer_track(gpures_demuxer *demuxer, uint32_t track, gpures_track_info *out);
+/* The track's extradata copied into `out`; BUFFER_TOO_SMALL with *out_size set. */
+GPURES_API int gpures_demuxer_extradata(gpures_demuxer *demuxer, uint32_t track, uint8_t *out,
+                                        uint32_t capacity, uint32_t *out_size);
+/* Whether read() gives the track's packets (selected: 1). */
+GPURES_API int gpures_demuxer_select(gpures_demuxer *demuxer, uint32_t track, uint32_t selected);
+/*
+** Reads the next packet of a selected track (blocking), for
+** gpures_demuxer_packet(); at the end of the input it reads none. A packet
+** libavformat cannot read gets INVALID_VALUE naming "url"; reading goes on
+** with the next call.
+*/
+GPURES_API int gpures_demuxer_read(gpures_demuxer *demuxer);
+GPURES_API int gpures_demuxer_last_run(gpures_demuxer *demuxer);
+/*
+** The packet the last read gave: *out_track its track, out->data the
+** demuxer's, valid until the next read or destroy; timestamps in the track's
+** timebase (pts INT64_MIN when the container has none). *out_track is
+** GPURES_TRACK_END, and out->size 0, at the end.
+*/
+GPURES_API int gpures_demuxer_packet(gpures_demuxer *demuxer, uint32_t *out_track,
+                                     gpures_packet *out);
+GPURES_API int gpures_demuxer_destroy(gpures_demuxer *demuxer);
+
+typedef struct gpures_muxer gpures_muxer;
+typedef struct gpures_muxer_desc {
+  uint32_t struct_size;
+  uint32_t flags;            /* 0 */
+  const char *url;           /* the path (or URL) written */
+  const char *format;        /* a muxer's name ("mp4", "matroska", "webm", "mpegts"); NULL: by url's extension */
+  const char *protocols;     /* as a demuxer's; NULL: "file" for a path, the URL's scheme else */
+  const char *options;       /* the muxer's own, "movflags=+faststart", or NULL */
+} gpures_muxer_desc;
+
+typedef struct gpures_mux_track_desc {
+  uint32_t struct_size;
+  uint32_t flags;            /* 0 */
+  const char *codec;         /* libavcodec's codec name: "h264", "hevc", "vp8", "vp9", "av1" */
+  const uint8_t *extradata;  /* its configuration record (avcC, hvcC, av1C), or NULL */
+  uint32_t extradata_size;   /* up to 1 MiB */
+  uint32_t width, height;    /* not 0 */
+  uint32_t timebase_num;     /* of the packets' timestamps; 0/0 means 1/1000000 */
+  uint32_t timebase_den;
+  uint32_t framerate_num;    /* 0/0 unknown */
+  uint32_t framerate_den;
+  uint32_t color_primaries;  /* H.273 code points, 2: unspecified */
+  uint32_t color_transfer;
+  uint32_t color_matrix;
+  uint32_t color_range;      /* 0 unspecified, 1 limited, 2 full */
+} gpures_mux_track_desc;
+
+/* Checks desc and picks the muxer; no I/O. UNSUPPORTED naming "format" for one libavformat lacks. */
+GPURES_API int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out);
+/* A track, before the first packet; UNSUPPORTED naming "codec" for one the container cannot hold. */
+GPURES_API int gpures_muxer_add_track(gpures_muxer *muxer, const gpures_mux_track_desc *desc,
+                                      uint32_t *out_track);
+/*
+** Copies a packet of a track (timestamps in its timebase, decode order) for
+** gpures_muxer_run(); NULL finishes the file: the run writes its trailer and
+** closes it, and the muxer takes nothing after.
+*/
+GPURES_API int gpures_muxer_queue(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet);
+/*
+** Writes what was queued (blocking): at the first run it opens the output and
+** writes the header. A packet the muxer refuses (timestamps going back) gets
+** INVALID_VALUE naming "packet"; the packets after it stay queued.
+*/
+GPURES_API int gpures_muxer_run(gpures_muxer *muxer);
+GPURES_API int gpures_muxer_last_run(gpures_muxer *muxer);
+/* gpures_muxer_queue() then gpures_muxer_run(). */
+GPURES_API int gpures_muxer_write(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet);
+/* Frees the muxer; an output not finished is closed as it is (without its trailer). */
+GPURES_API int gpures_muxer_destroy(gpures_muxer *muxer);
+
 #ifdef __cplusplus
 }
 #endif

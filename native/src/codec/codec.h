@@ -8,6 +8,11 @@
 **               buffer id so that a pool's slot is mapped (and faulted in) once
 **   decoder.c   gpures_decoder_*: packets in, pooled frames out
 **   encoder.c   gpures_encoder_*: frames in, read in place; packets out
+**   libavformat.c  FFmpeg's libavformat, opened with dlopen beside libavcodec:
+**               its entry points, the AVStream layouts per major, the input
+**               and protocol lists a container may use
+**   demuxer.c   gpures_demuxer_*: a container's tracks and packets
+**   muxer.c     gpures_muxer_*: packets into a container
 **
 ** Linux only: a decoder's frames are pool slots (memfds). Nothing here is
 ** linked against FFmpeg; a struct of FFmpeg's is reached only through the
@@ -157,6 +162,92 @@ typedef struct gpures__run_outcome {
 } gpures__run_outcome;
 void gpures__run_outcome_keep(gpures__run_outcome *o, int status);
 int gpures__run_outcome_tell(gpures__op op, const gpures__run_outcome *o);
+
+/* ---------------------------------------------------------- libavformat.c */
+
+typedef struct AVFormatContext AVFormatContext;
+typedef struct AVStream AVStream;
+typedef struct AVCodecParameters AVCodecParameters;
+typedef struct AVIOContext AVIOContext;
+
+/* AVFormatContext's first members, the same in every major gpures knows. */
+#define GPURES__AVF_OFORMAT 16
+#define GPURES__AVF_PB 32
+#define GPURES__AVF_NB_STREAMS 44
+#define GPURES__AVF_STREAMS 48
+#define GPURES__AV_PACKET_STREAM_INDEX 36
+/* AVCodecParameters' first members (codec_type, codec_id), likewise. */
+#define GPURES__AV_PAR_TYPE 0
+#define GPURES__AV_PAR_ID 4
+/* AVOutputFormat's flags, and its AVFMT_NOFILE. */
+#define GPURES__AV_OFORMAT_FLAGS 44
+#define GPURES__AVFMT_NOFILE 1
+#define GPURES__AVDISCARD_DEFAULT 0
+#define GPURES__AVDISCARD_ALL 48
+#define GPURES__AV_DISPOSITION_DEFAULT 1
+
+/* Where AVStream's fields sit, per libavformat major. */
+typedef struct gpures__avf_layout {
+  unsigned avformat_major;
+  uint16_t st_index, st_codecpar, st_time_base, st_duration, st_nb_frames, st_disposition,
+      st_discard;
+} gpures__avf_layout;
+
+#define GPURES__AVF_FNS(X)                                                                      \
+  X("avformat_version", avformat_version, unsigned, (void))                                     \
+  X("avformat_open_input", open_input, int,                                                     \
+    (AVFormatContext **, const char *, const void *, AVDictionary **))                          \
+  X("avformat_find_stream_info", find_stream_info, int, (AVFormatContext *, AVDictionary **))   \
+  X("avformat_close_input", close_input, void, (AVFormatContext **))                            \
+  X("av_find_input_format", find_input_format, const void *, (const char *))                    \
+  X("av_read_frame", read_frame, int, (AVFormatContext *, AVPacket *))                          \
+  X("av_guess_frame_rate", guess_frame_rate, gpures__av_rational,                               \
+    (AVFormatContext *, AVStream *, AVFrame *))                                                 \
+  X("avformat_alloc_output_context2", alloc_output, int,                                        \
+    (AVFormatContext **, const void *, const char *, const char *))                             \
+  X("avformat_free_context", free_context, void, (AVFormatContext *))                           \
+  X("avformat_new_stream", new_stream, AVStream *, (AVFormatContext *, const AVCodec *))        \
+  X("avformat_query_codec", query_codec, int, (const void *, int, int))                         \
+  X("avformat_write_header", write_header, int, (AVFormatContext *, AVDictionary **))           \
+  X("av_interleaved_write_frame", write_frame, int, (AVFormatContext *, AVPacket *))            \
+  X("av_write_trailer", write_trailer, int, (AVFormatContext *))                                \
+  X("avio_open2", avio_open, int,                                                               \
+    (AVIOContext **, const char *, int, const void *, AVDictionary **))                         \
+  X("avio_closep", avio_closep, int, (AVIOContext **))                                          \
+  X("avcodec_parameters_to_context", par_to_context, int,                                       \
+    (AVCodecContext *, const AVCodecParameters *))                                              \
+  X("avcodec_parameters_from_context", par_from_context, int,                                   \
+    (AVCodecParameters *, const AVCodecContext *))                                              \
+  X("avcodec_get_name", codec_name, const char *, (int))                                        \
+  X("avcodec_find_decoder", decoder_of, const AVCodec *, (int))                                 \
+  X("avcodec_find_encoder", encoder_of, const AVCodec *, (int))                                 \
+  X("avcodec_descriptor_get_by_name", descriptor_by_name, const void *, (const char *))         \
+  X("av_packet_rescale_ts", packet_rescale_ts, void,                                            \
+    (AVPacket *, gpures__av_rational, gpures__av_rational))                                     \
+  X("av_opt_get_image_size", opt_get_image_size, int, (void *, const char *, int, int *, int *))   \
+  X("av_opt_get_q", opt_get_q, int, (void *, const char *, int, gpures__av_rational *))         \
+  X("av_dict_set", dict_set, int, (AVDictionary **, const char *, const char *, int))           \
+  X("av_dict_copy", dict_copy, int, (AVDictionary **, const AVDictionary *, int))
+
+typedef struct gpures__avf {
+#define GPURES__AVF_MEMBER(name, member, result, params) result(*member) params;
+  GPURES__AVF_FNS(GPURES__AVF_MEMBER)
+#undef GPURES__AVF_MEMBER
+  const gpures__avf_layout *layout;
+  char library[256];
+} gpures__avf;
+
+/* libavcodec (gpures__av_ready) and then libavformat, opened once; UNSUPPORTED naming what is missing. */
+int gpures__avf_ready(gpures__op op, const gpures__av **out_av, const gpures__avf **out_avf);
+
+/* The default list of protocols for a url ("file" for a path, its scheme's for a URL), in buf. */
+const char *gpures__avf_protocols(const char *url, char *buf, size_t size);
+/* Checks a comma-separated list of names given for `field`: letters, digits, '_', '-' only. */
+int gpures__avf_check_list(gpures__op op, const char *field, const char *list);
+/* The demuxers probing may pick by default: containers that open nothing else. */
+extern const char gpures__avf_default_formats[];
+/* A failed libavformat call on `url`: OS_ERROR with the errno, INVALID_VALUE for bad data, else UNSUPPORTED. */
+int gpures__avf_fail(gpures__op op, const char *field, const char *what, int err);
 
 /* ------------------------------------------------------------ mappings.c */
 
