@@ -1,27 +1,27 @@
 // Decode in one process, encode in another, and copy nothing on the way.
-// This process decodes an H.264 stream (ffmpeg's testsrc2, made by the
-// ffmpeg CLI, split by h264AccessUnits()) with VideoDecoder into the
-// decoder's pool, and sends each frame's handle over a Channel. The encoder
-// process (this file again, spawned with --encode) wraps each received
-// handle in a VideoFrame and encodes it with VideoEncoder where it lies.
-// Both print what codecStats() counted: every frame decoded and encoded,
-// and 0 bytes copied. Each slot goes home when the encoder let go of it.
+// This process reads a file with Demuxer (any container libavformat reads;
+// by default a testsrc2 mp4 that the ffmpeg CLI makes), decodes its video
+// track with VideoDecoder into the decoder's pool, and sends each frame's
+// handle over a Channel. The encoder process (this file again, spawned with
+// --encode) wraps each received handle in a VideoFrame, encodes it with
+// VideoEncoder where it lies, and writes the chunks with Muxer. Both print
+// what codecStats() counted: every frame decoded and encoded, and 0 bytes
+// copied. Each slot goes home when the encoder let go of it.
 //
-//   deno run -A examples/transcode.ts [--frames N] [--size WxH] [--codec C] [--out file] [--json]
-//     --frames N   frames of testsrc2 (60)
-//     --size WxH   their size (640x360)
+//   deno run -A examples/transcode.ts [--in file] [--frames N] [--size WxH] [--codec C] [--out file] [--json]
+//     --in file    the input (else --frames N of testsrc2 at --size WxH, 60 at 640x360, made by the CLI)
 //     --codec C    the encoder's codec string (avc1.42001f; vp8, vp09.00.10.08, av01.0.04M.08)
-//     --out file   write the encoded stream there (Annex B for H.264, chunks one after another else)
+//     --out file   write the encoded stream there, in the container its extension names (.mp4, .mkv, .webm, .ts)
 //     --json       the last line of stdout is a JSON report
-// Linux only (pools are memfds); needs the ffmpeg CLI for the source stream.
+// Linux only (pools are memfds); needs FFmpeg's libraries (and the ffmpeg CLI without --in).
 
 import {
   Channel,
   codecStats,
+  Demuxer,
   DmaBufHandle,
-  EncodedVideoChunk,
-  h264AccessUnits,
   liveHandles,
+  Muxer,
   VideoDecoder,
   VideoEncoder,
   VideoFrame,
@@ -35,36 +35,37 @@ const option = (name: string, fallback: string) => {
 const json = args.includes("--json");
 const log = (...parts: unknown[]) => json || console.log(...parts);
 
-async function sourceStream(frames: number, size: string): Promise<Uint8Array> {
+/** The input: --in, or a testsrc2 mp4 the CLI makes. */
+async function sourceFile(): Promise<string> {
+  const given = option("--in", "");
+  if (given) return given;
+  const path = await Deno.makeTempFile({ suffix: ".mp4" });
   const out = await new Deno.Command("ffmpeg", {
     args: [
-      ...[
-        "-hide_banner",
-        "-loglevel",
-        "error",
-        "-f",
-        "lavfi",
-        "-i",
-        `testsrc2=size=${size}:rate=30`,
-      ],
-      ...["-frames:v", `${frames}`, "-c:v", "libx264", "-bf", "0"],
-      ...["-f", "h264", "pipe:1"],
+      ...["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi"],
+      ...["-i", `testsrc2=size=${option("--size", "640x360")}:rate=30`],
+      ...["-frames:v", option("--frames", "60"), "-c:v", "libx264", "-pix_fmt", "yuv420p", path],
     ],
-    stdout: "piped",
   }).output();
-  if (!out.success) throw new Error("the ffmpeg CLI could not make the source stream");
-  return out.stdout;
+  if (!out.success) throw new Error("the ffmpeg CLI could not make the source file");
+  return path;
 }
 
 /** This process: decode, and send every frame's handle to the encoder process. */
 async function decodeAndSend(): Promise<void> {
-  const frames = Number(option("--frames", "60"));
-  const size = option("--size", "640x360");
-  const chunks = h264AccessUnits(await sourceStream(frames, size));
+  const file = await sourceFile();
+  await using input = await Demuxer.open(file);
+  if (file !== option("--in", "")) await Deno.remove(file); // open: the file can go
+  const track = input.tracks.find((t) => t.config);
+  if (!track) throw new Error("the input has no video track this FFmpeg and WebCodecs decode");
+  const { codedWidth, codedHeight } = track.config!;
   const path = `/tmp/gpures-transcode-${Deno.pid}.sock`;
   using listener = Channel.listen(path);
   const encoderProcess = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", import.meta.filename!, "--encode", path, ...args],
+    args: [
+      ...["run", "-A", import.meta.filename!, "--encode", path],
+      ...["--size", `${codedWidth}x${codedHeight}`, "--rate", `${track.framerate ?? 30}`, ...args],
+    ],
     stdout: "piped",
   }).spawn();
   using channel = await listener.accept();
@@ -75,18 +76,12 @@ async function decodeAndSend(): Promise<void> {
     },
     error: (e) => console.error("decoder:", e.name, e.message),
   });
-  decoder.configure({ codec: "avc1.64001f" });
-  // No B-frames: decode order is presentation order, so a chunk's index gives its timestamp.
-  chunks.forEach((data, n) =>
-    decoder.decode(
-      new EncodedVideoChunk({
-        type: n ? "delta" : "key",
-        timestamp: n * 33_333,
-        data,
-        duration: 33_333,
-      }),
-    )
-  );
+  decoder.configure(track.config!);
+  let chunks = 0;
+  for await (const chunk of input.chunks(track.index)) {
+    decoder.decode(chunk);
+    chunks++;
+  }
   await decoder.flush();
   await Promise.all(sends);
   decoder.close();
@@ -95,7 +90,7 @@ async function decodeAndSend(): Promise<void> {
   const decoded = codecStats();
   const encoded = JSON.parse(report.slice(report.lastIndexOf("\n") + 1));
   const result = {
-    frames: chunks.length,
+    frames: chunks,
     decoded: Number(decoded.decoded),
     decoderCopiedBytes: Number(decoded.copiedBytes),
     ...encoded,
@@ -112,27 +107,29 @@ async function decodeAndSend(): Promise<void> {
   }
 }
 
-/** The encoder process: every received frame encoded where it lies. */
+/** The encoder process: every received frame encoded where it lies, and its chunks muxed. */
 async function receiveAndEncode(path: string): Promise<void> {
   const [width, height] = option("--size", "640x360").split("x").map(Number);
-  const codec = option("--codec", "avc1.42001f");
+  const framerate = Number(option("--rate", "30"));
   const out = option("--out", "");
-  const parts: Uint8Array[] = [];
+  await using output = out ? Muxer.create(out) : undefined;
+  let track = -1, bytes = 0;
+  const writes: Promise<void>[] = [];
   const encoder = new VideoEncoder({
-    output: (chunk) => {
-      const data = new Uint8Array(chunk.byteLength);
-      chunk.copyTo(data);
-      parts.push(data);
+    output: (chunk, metadata) => {
+      bytes += chunk.byteLength;
+      if (!output) return;
+      if (track < 0) track = output.addTrack(metadata!.decoderConfig!, { framerate });
+      writes.push(output.addChunk(track, chunk)); // no B-frames: decode order is presentation order
     },
     error: (e) => console.error("encoder:", e.name, e.message),
   });
   encoder.configure({
-    codec,
+    codec: option("--codec", "avc1.42001f"),
     width,
     height,
     bitrate: 2_000_000,
-    framerate: 30,
-    avc: { format: "annexb" },
+    framerate,
   });
   using channel = await Channel.connect(path);
   let received = 0;
@@ -147,12 +144,8 @@ async function receiveAndEncode(path: string): Promise<void> {
   channel.close(); // and with it the buffers it announced
   await encoder.flush();
   encoder.close();
-  const bytes = parts.reduce((n, p) => n + p.length, 0);
-  if (out) {
-    const file = new Uint8Array(bytes);
-    parts.reduce((at, p) => (file.set(p, at), at + p.length), 0);
-    await Deno.writeFile(out, file);
-  }
+  await Promise.all(writes);
+  await output?.finish();
   const stats = codecStats();
   console.log(JSON.stringify({
     received,

@@ -98,7 +98,35 @@ Deno.test({
   name: "the transcode example decodes in one process and encodes in another, copying no byte",
   ignore: !ffmpeg,
   async fn() {
-    const report = await runExample("transcode.ts", "--frames", "20", "--size", "320x240");
+    const out = await Deno.makeTempFile({ suffix: ".mkv" });
+    const report = await runExample(
+      "transcode.ts",
+      "--frames",
+      "20",
+      "--size",
+      "320x240",
+      "--out",
+      out,
+    );
+    const probe = await new Deno.Command("ffprobe", {
+      args: [
+        "-v",
+        "error",
+        "-count_frames",
+        "-show_entries",
+        "stream=codec_name,nb_read_frames",
+        "-of",
+        "csv=p=0",
+        out,
+      ],
+      stdout: "piped",
+    }).output();
+    await Deno.remove(out);
+    assert.equal(
+      new TextDecoder().decode(probe.stdout).trim(),
+      "h264,20",
+      "the muxed file holds every frame",
+    );
     assert.equal(report.decoded, 20);
     assert.equal(report.received, 20, "every decoded frame crossed as a handle");
     assert.equal(report.encoded, 20);

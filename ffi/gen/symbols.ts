@@ -156,12 +156,14 @@ export const symbols = {
   gpures_demuxer_read: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_demuxer_read(gpures_demuxer *demuxer)
   gpures_demuxer_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_demuxer_last_run(gpures_demuxer *demuxer)
   gpures_demuxer_packet: { parameters: ["pointer", "buffer", "buffer"], result: "i32" }, // int gpures_demuxer_packet(gpures_demuxer *demuxer, uint32_t *out_track, gpures_packet *out)
+  gpures_demuxer_interrupt: { parameters: ["pointer"], result: "i32" }, // int gpures_demuxer_interrupt(gpures_demuxer *demuxer)
   gpures_demuxer_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_demuxer_destroy(gpures_demuxer *demuxer)
   gpures_muxer_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out)
   gpures_muxer_add_track: { parameters: ["pointer", "buffer", "buffer"], result: "i32" }, // int gpures_muxer_add_track(gpures_muxer *muxer, const gpures_mux_track_desc *desc, uint32_t *out_track)
   gpures_muxer_queue: { parameters: ["pointer", "u32", "buffer"], result: "i32" }, // int gpures_muxer_queue(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet)
   gpures_muxer_run: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_muxer_run(gpures_muxer *muxer)
   gpures_muxer_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_muxer_last_run(gpures_muxer *muxer)
+  gpures_muxer_interrupt: { parameters: ["pointer"], result: "i32" }, // int gpures_muxer_interrupt(gpures_muxer *muxer)
   gpures_muxer_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_muxer_destroy(gpures_muxer *muxer)
 } as const satisfies Deno.ForeignLibraryInterface;
 

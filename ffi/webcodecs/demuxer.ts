@@ -287,20 +287,20 @@ export class Demuxer implements AsyncDisposable {
     return next;
   }
 
-  /** Reads only these tracks from now on (indices of {@link tracks}). */
-  select(tracks: readonly number[]): void {
-    const d = this.#live("select tracks");
-    if (!Array.isArray(tracks)) {
-      refuse("select tracks", "tracks", `${show(tracks)} is not a list of indices`);
-    }
-    const wanted = new Set(
-      tracks.map((t, i) =>
-        countOption("select tracks", `tracks[${i}]`, t, 0, this.tracks.length - 1)
-      ),
-    );
-    for (const t of this.tracks) {
-      check(lib().gpures_demuxer_select(d, t.index, wanted.has(t.index) ? 1 : 0));
-    }
+  /** Reads only these tracks from now on (indices of {@link tracks}), after a read in flight. */
+  select(tracks: readonly number[]): Promise<void> {
+    const what = "select tracks";
+    const d = this.#live(what);
+    if (!Array.isArray(tracks)) refuse(what, "tracks", `${show(tracks)} is not a list of indices`);
+    const last = this.tracks.length - 1;
+    const wanted = new Set(tracks.map((t, i) => countOption(what, `tracks[${i}]`, t, 0, last)));
+    const step = this.#running.then(() => {
+      for (const t of this.tracks) {
+        check(lib().gpures_demuxer_select(d, t.index, wanted.has(t.index) ? 1 : 0));
+      }
+    });
+    this.#running = step.catch(() => {});
+    return step;
   }
 
   /** The chunks of one track (the first with a `config` by default), to the end of the input. */
@@ -311,7 +311,7 @@ export class Demuxer implements AsyncDisposable {
     if (index === undefined) {
       refuse("read chunks", "track", "the input has no video track WebCodecs can decode");
     }
-    this.select([index]);
+    await this.select([index]);
     for (;;) {
       const next = await this.read();
       if (next === null) return;
@@ -348,11 +348,12 @@ export class Demuxer implements AsyncDisposable {
     return this.#demuxer;
   }
 
-  /** Closes the input once a read in flight ends. */
+  /** Closes the input: a read in flight is interrupted (it rejects with CancelledError, or resolves). */
   async close(): Promise<void> {
     const d = this.#demuxer;
     if (d === null) return;
     this.#demuxer = null;
+    lib().gpures_demuxer_interrupt(d); // a read stalled on the network returns
     await this.#running;
     lib().gpures_demuxer_destroy(d);
   }

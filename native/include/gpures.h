@@ -2260,13 +2260,18 @@ GPURES_API int gpures_encoder_destroy(gpures_encoder *encoder);
 ** writes packets into one. Both copy compressed data only, never a frame.
 **
 ** libavformat parses what it is given, and can open more than the one input
-** (a playlist names other files and URLs): a demuxer opens only the protocols
-** `protocols` allows, nested opens included ("file" for a path; a URL's own
-** scheme and what carries it for a URL), and probes only the containers
-** `formats` allows (by default self-contained ones: no playlists, no
-** concatenation lists, no image sequences). I/O runs on the calling thread:
-** open and read block, so hosts with an event loop call them off it
-** (gpures_*_last_run() then makes the error the host thread's).
+** (a playlist names other files and URLs). A demuxer opens the input itself
+** under `protocols` (nested opens held to it too): by default "file" for a
+** path, and for a URL of a known scheme (http, https, rtmp, rtmps, rtsp, srt,
+** udp, tcp, file) that scheme and what carries it; any other scheme (pipe:,
+** fd:, subfile:, ...) only when `protocols` names it. It probes the input and
+** refuses a container not in `formats` (by default those that open nothing
+** else: no playlists, no concatenation lists, no image sequences), and nested
+** demuxers are held to the list too. Open, read and a muxer's run block on the
+** calling thread, so hosts with an event loop call them off it
+** (gpures_*_last_run() then makes the error the host thread's); no other call
+** on the same demuxer or muxer may overlap them, except *_interrupt(), which
+** any thread may call to make them return CANCELLED.
 */
 typedef struct gpures_demuxer gpures_demuxer;
 typedef struct gpures_demuxer_desc {
@@ -2317,7 +2322,7 @@ GPURES_API int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_dem
 ** are selected; packets of the others are skipped. OS_ERROR naming "url" and
 ** the errno for an input that cannot be opened, INVALID_VALUE naming "url" for
 ** one libavformat cannot read, UNSUPPORTED naming "protocols" or "formats" for
-** one they do not allow.
+** one they do not allow (a nested open refused is named "formats").
 */
 GPURES_API int gpures_demuxer_open(gpures_demuxer *demuxer);
 GPURES_API int gpures_demuxer_track_count(gpures_demuxer *demuxer, uint32_t *out_count);
@@ -2343,6 +2348,8 @@ GPURES_API int gpures_demuxer_last_run(gpures_demuxer *demuxer);
 */
 GPURES_API int gpures_demuxer_packet(gpures_demuxer *demuxer, uint32_t *out_track,
                                      gpures_packet *out);
+/* Makes a blocking open or read return CANCELLED naming "demuxer" (from any thread; no undo). */
+GPURES_API int gpures_demuxer_interrupt(gpures_demuxer *demuxer);
 GPURES_API int gpures_demuxer_destroy(gpures_demuxer *demuxer);
 
 typedef struct gpures_muxer gpures_muxer;
@@ -2351,7 +2358,7 @@ typedef struct gpures_muxer_desc {
   uint32_t flags;            /* 0 */
   const char *url;           /* the path (or URL) written */
   const char *format;        /* a muxer's name ("mp4", "matroska", "webm", "mpegts"); NULL: by url's extension */
-  const char *protocols;     /* as a demuxer's; NULL: "file" for a path, the URL's scheme else */
+  const char *protocols;     /* as a demuxer's, what the muxer opens itself included */
   const char *options;       /* the muxer's own, "movflags=+faststart", or NULL */
 } gpures_muxer_desc;
 
@@ -2366,7 +2373,7 @@ typedef struct gpures_mux_track_desc {
   uint32_t timebase_den;
   uint32_t framerate_num;    /* 0/0 unknown */
   uint32_t framerate_den;
-  uint32_t color_primaries;  /* H.273 code points, 2: unspecified */
+  uint32_t color_primaries;  /* H.273 code points; all three 0, or 2 each: unspecified */
   uint32_t color_transfer;
   uint32_t color_matrix;
   uint32_t color_range;      /* 0 unspecified, 1 limited, 2 full */
@@ -2386,12 +2393,16 @@ GPURES_API int gpures_muxer_queue(gpures_muxer *muxer, uint32_t track, const gpu
 /*
 ** Writes what was queued (blocking): at the first run it opens the output and
 ** writes the header. A packet the muxer refuses (timestamps going back) gets
-** INVALID_VALUE naming "packet"; the packets after it stay queued.
+** INVALID_VALUE naming "packet"; the packets after it stay queued. An output
+** that cannot be started (an option the muxer does not have: INVALID_VALUE
+** naming "options") leaves the muxer unable to write, saying why each call.
 */
 GPURES_API int gpures_muxer_run(gpures_muxer *muxer);
 GPURES_API int gpures_muxer_last_run(gpures_muxer *muxer);
 /* gpures_muxer_queue() then gpures_muxer_run(). */
 GPURES_API int gpures_muxer_write(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet);
+/* Makes a blocking run return CANCELLED naming "muxer" (from any thread; no undo). */
+GPURES_API int gpures_muxer_interrupt(gpures_muxer *muxer);
 /* Frees the muxer; an output not finished is closed as it is (without its trailer). */
 GPURES_API int gpures_muxer_destroy(gpures_muxer *muxer);
 

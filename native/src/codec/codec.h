@@ -179,6 +179,9 @@ typedef struct AVIOContext AVIOContext;
 /* AVCodecParameters' first members (codec_type, codec_id), likewise. */
 #define GPURES__AV_PAR_TYPE 0
 #define GPURES__AV_PAR_ID 4
+#define GPURES__AV_PAR_EXTRADATA 16
+#define GPURES__AV_PAR_EXTRADATA_SIZE 24
+#define GPURES__AVERROR_EXIT (-0x54495845) /* FFERRTAG('E','X','I','T'): an interrupt callback said stop */
 /* AVOutputFormat's flags, and its AVFMT_NOFILE. */
 #define GPURES__AV_OFORMAT_FLAGS 44
 #define GPURES__AVFMT_NOFILE 1
@@ -190,11 +193,14 @@ typedef struct AVIOContext AVIOContext;
 typedef struct gpures__avf_layout {
   unsigned avformat_major;
   uint16_t st_index, st_codecpar, st_time_base, st_duration, st_nb_frames, st_disposition,
-      st_discard;
+      st_discard, st_avg_frame_rate;
 } gpures__avf_layout;
 
 #define GPURES__AVF_FNS(X)                                                                      \
   X("avformat_version", avformat_version, unsigned, (void))                                     \
+  X("avformat_alloc_context", alloc_context, AVFormatContext *, (void))                         \
+  X("av_probe_input_buffer2", probe, int,                                                       \
+    (AVIOContext *, const void **, const char *, void *, unsigned, unsigned))                   \
   X("avformat_open_input", open_input, int,                                                     \
     (AVFormatContext **, const char *, const void *, AVDictionary **))                          \
   X("avformat_find_stream_info", find_stream_info, int, (AVFormatContext *, AVDictionary **))   \
@@ -208,6 +214,7 @@ typedef struct gpures__avf_layout {
   X("avformat_free_context", free_context, void, (AVFormatContext *))                           \
   X("avformat_new_stream", new_stream, AVStream *, (AVFormatContext *, const AVCodec *))        \
   X("avformat_query_codec", query_codec, int, (const void *, int, int))                         \
+  X("avformat_init_output", init_output, int, (AVFormatContext *, AVDictionary **))            \
   X("avformat_write_header", write_header, int, (AVFormatContext *, AVDictionary **))           \
   X("av_interleaved_write_frame", write_frame, int, (AVFormatContext *, AVPacket *))            \
   X("av_write_trailer", write_trailer, int, (AVFormatContext *))                                \
@@ -239,9 +246,19 @@ typedef struct gpures__avf {
 
 /* libavcodec (gpures__av_ready) and then libavformat, opened once; UNSUPPORTED naming what is missing. */
 int gpures__avf_ready(gpures__op op, const gpures__av **out_av, const gpures__avf **out_avf);
+/* What gpures__avf_ready() gave (no check). */
+const gpures__avf *gpures__avf_loaded(void);
 
-/* The default list of protocols for a url ("file" for a path, its scheme's for a URL), in buf. */
-const char *gpures__avf_protocols(const char *url, char *buf, size_t size);
+/*
+** The protocols a url may open: `given`, which must name the url's own; else
+** "file" for a path, and for a URL of a known scheme that scheme and what
+** carries it. UNSUPPORTED naming "protocols" otherwise.
+*/
+int gpures__avf_protocols(gpures__op op, const char *url, const char *given, const char **out);
+/* Whether the n characters of name are one of the comma-separated list (case-insensitive). */
+bool gpures__avf_listed(const char *list, const char *name, size_t n);
+/* Whether any of the comma-separated names (a demuxer's "mov,mp4,...") is one of list. */
+bool gpures__avf_named(const char *list, const char *names);
 /* Checks a comma-separated list of names given for `field`: letters, digits, '_', '-' only. */
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list);
 /* The demuxers probing may pick by default: containers that open nothing else. */

@@ -26,11 +26,14 @@ struct gpures_demuxer {
   const gpures__av *av;
   const gpures__avf *f;
   char *url;
-  AVDictionary *options;        /* for avformat_open_input: the lists and the timeout */
+  AVDictionary *options;        /* for avformat_open_input: the lists, for nested opens too */
+  AVDictionary *io_options;     /* for avio_open2: the protocols and the timeout */
+  char *formats;                /* the demuxers it may use */
   const void *format;           /* the AVInputFormat asked for, or NULL to probe */
   AVFormatContext *fmt;
-  AVCodecContext *scratch;      /* a track's parameters, read through AVOptions */
+  AVIOContext *pb;              /* the input, opened here (libavformat's custom I/O) */
   AVPacket *packet;
+  _Atomic bool interrupted;     /* gpures_demuxer_interrupt(): libavformat's I/O gives up */
   uint8_t *selected;            /* one per track */
   uint32_t num_tracks;
   bool have_packet, ended;
@@ -49,8 +52,8 @@ static char *copy_string(const char *s) {
   return c;
 }
 
-static int set_option(gpures__op op, gpures_demuxer *d, const char *key, const char *value) {
-  if (d->f->dict_set(&d->options, key, value, 0) < 0)
+static int set_option(gpures__op op, AVDictionary **dict, const char *key, const char *value) {
+  if (gpures__avf_loaded()->dict_set(dict, key, value, 0) < 0)
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the demuxer's options");
   return GPURES_OK;
 }
@@ -74,39 +77,32 @@ static int check_desc(gpures__op op, const gpures_demuxer_desc *dd) {
   return status;
 }
 
-/* Whether `name` is one of the comma-separated `list` (case-insensitive). */
-static bool listed(const char *list, const char *name, size_t n) {
-  for (const char *p = list; *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == n && strncasecmp(p, name, n) == 0) return true;
-    if (!end) break;
-    p = end + 1;
-  }
-  return false;
-}
+/* The decoders avformat_find_stream_info may open on untrusted data: the video ones gpures uses. */
+static const char codecs[] = "h264,hevc,vp8,vp9,av1,libdav1d,libaom-av1,libvpx,libvpx-vp9";
 
 static int configure(gpures__op op, gpures_demuxer *d, const gpures_demuxer_desc *dd) {
-  char buf[64];
-  const char *protocols = dd->protocols ? dd->protocols : gpures__avf_protocols(dd->url, buf, sizeof buf);
-  const char *scheme = gpures__avf_protocols(dd->url, buf, sizeof buf);
-  size_t first = strcspn(scheme, ",");
-  if (dd->protocols && !listed(dd->protocols, scheme, first))
-    return gpures__fail(op, GPURES_E_UNSUPPORTED, "protocols",
-                        "the url's protocol \"%.*s\" is not one of protocols (\"%s\")", (int)first,
-                        scheme, dd->protocols);
-  int status = set_option(op, d, "protocol_whitelist", protocols);
-  if (status == GPURES_OK)
-    status = set_option(op, d, "format_whitelist", dd->formats ? dd->formats : gpures__avf_default_formats);
+  const char *protocols = NULL;
+  int status = gpures__avf_protocols(op, dd->url, dd->protocols, &protocols);
+  const char *formats = dd->formats ? dd->formats : gpures__avf_default_formats;
+  if (status == GPURES_OK) status = set_option(op, &d->io_options, "protocol_whitelist", protocols);
+  if (status == GPURES_OK) status = set_option(op, &d->options, "protocol_whitelist", protocols);
+  if (status == GPURES_OK) status = set_option(op, &d->options, "format_whitelist", formats);
+  if (status == GPURES_OK) status = set_option(op, &d->options, "codec_whitelist", codecs);
   if (status == GPURES_OK && dd->timeout_ms) {
     char us[32];
     snprintf(us, sizeof us, "%llu", (unsigned long long)dd->timeout_ms * 1000ull);
-    status = set_option(op, d, "rw_timeout", us);
+    status = set_option(op, &d->io_options, "rw_timeout", us);
   }
-  if (status == GPURES_OK && dd->format && !(d->format = d->f->find_input_format(dd->format)))
+  if (status == GPURES_OK && !(d->formats = copy_string(formats)))
+    status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a demuxer");
+  if (status != GPURES_OK || !dd->format) return status;
+  if (!(d->format = d->f->find_input_format(dd->format)))
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "format", "%s has no demuxer named \"%s\"",
                         d->f->library, dd->format);
-  return status;
+  if (!gpures__avf_named(formats, *(const char *const *)d->format))
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "format", "format \"%s\" is not one of formats "
+                        "(\"%s\")", dd->format, formats);
+  return GPURES_OK;
 }
 
 int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_demuxer **out) {
@@ -129,8 +125,7 @@ int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_demuxer **out)
   d->f = f;
   d->url = copy_string(dd.url);
   d->packet = a->packet_alloc();
-  d->scratch = a->alloc_context(NULL);
-  if (!d->url || !d->packet || !d->scratch)
+  if (!d->url || !d->packet)
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a demuxer");
   if (status == GPURES_OK) status = configure(op, d, &dd);
   if (status != GPURES_OK) {
@@ -171,36 +166,72 @@ static int check_streams(gpures__op op, const gpures_demuxer *d) {
   return GPURES_OK;
 }
 
-/* The reason an open failed, naming what the caller can change. */
-static int open_failed(gpures__op op, const gpures_demuxer *d, int err) {
-  if (err == -22 /* AVERROR(EINVAL): what the lists refuse */)
-    return gpures__fail(op, GPURES_E_UNSUPPORTED, "formats",
-                        "libavformat refused %s (EINVAL): its container is not one of formats, "
-                        "or it needs a protocol that is not one of protocols",
+static int interrupted(void *opaque) { return atomic_load(&((gpures_demuxer *)opaque)->interrupted); }
+
+/* A failed call of libavformat's on the input: CANCELLED when interrupted, else by its errno. */
+static int io_failed(gpures__op op, gpures_demuxer *d, const char *what, int err) {
+  if (err == GPURES__AVERROR_EXIT && atomic_load(&d->interrupted))
+    return gpures__fail(op, GPURES_E_CANCELLED, "demuxer", "%s was interrupted", what);
+  return gpures__avf_fail(op, "url", what, err);
+}
+
+/* The input, opened under the protocol list (and the timeout): the one protocol refusal named "protocols". */
+static int open_io(gpures__op op, gpures_demuxer *d) {
+  AVDictionary *options = NULL;
+  struct { int (*callback)(void *); void *opaque; } cb = {interrupted, d};
+  int r = d->f->dict_copy(&options, d->io_options, 0);
+  if (r >= 0) r = d->f->avio_open(&d->pb, d->url, 1 /* AVIO_FLAG_READ */, &cb, &options);
+  d->av->dict_free(&options);
+  if (r == -22 /* AVERROR(EINVAL): what the list refuses */)
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "protocols",
+                        "libavformat refused to open %s (EINVAL): its protocol is not one of "
+                        "protocols",
                         d->url);
-  return gpures__avf_fail(op, "url", "avformat_open_input", err);
+  return r < 0 ? io_failed(op, d, "avio_open2", r) : GPURES_OK;
+}
+
+/* The demuxer the input asks for, which must be one of the list: named "formats" otherwise. */
+static int probe(gpures__op op, gpures_demuxer *d, const void **format) {
+  if (d->format) {
+    *format = d->format;
+    return GPURES_OK;
+  }
+  int r = d->f->probe(d->pb, format, d->url, NULL, 0, 0);
+  if (r < 0) return io_failed(op, d, "av_probe_input_buffer2", r);
+  const char *name = *(const char *const *)*format; /* AVInputFormat's first member */
+  if (!gpures__avf_named(d->formats, name))
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "formats",
+                        "%s is %s, which is not one of formats (\"%s\")", d->url, name, d->formats);
+  return GPURES_OK;
 }
 
 static int open_input(gpures__op op, gpures_demuxer *d) {
+  const void *format = NULL;
+  int status = open_io(op, d);
+  if (status == GPURES_OK) status = probe(op, d, &format);
+  if (status != GPURES_OK) return status;
   /* avformat_open_input consumes the dictionary it is given: a copy, so the lists stay. */
   AVDictionary *options = NULL;
-  if (d->f->dict_copy(&options, d->options, 0) < 0) {
+  if (d->f->dict_copy(&options, d->options, 0) < 0 || !(d->fmt = d->f->alloc_context())) {
     d->av->dict_free(&options);
-    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the demuxer's options");
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the demuxer's input");
   }
-  int r = d->f->open_input(&d->fmt, d->url, d->format, &options);
+  GPURES__AT(d->fmt, GPURES__AVF_PB, AVIOContext *) = d->pb; /* libavformat's: custom I/O, ours to close */
+  int r = d->f->open_input(&d->fmt, d->url, format, &options);
   d->av->dict_free(&options);
-  if (r < 0) {
-    d->fmt = NULL;
-    return open_failed(op, d, r);
-  }
+  if (r == -22) /* nested opens: a playlist's segment of a container or protocol not allowed */
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "formats",
+                        "libavformat refused %s (EINVAL): it opens a container that is not one of "
+                        "formats, or a protocol that is not one of protocols",
+                        d->url);
+  if (r < 0) return io_failed(op, d, "avformat_open_input", r); /* it freed the context */
   if ((r = d->f->find_stream_info(d->fmt, NULL)) < 0)
-    return gpures__avf_fail(op, "url", "avformat_find_stream_info", r);
+    return io_failed(op, d, "avformat_find_stream_info", r);
   d->num_tracks = GPURES__AT(d->fmt, GPURES__AVF_NB_STREAMS, unsigned);
   if (d->num_tracks > 4096)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "url", "%s has %u tracks: at most 4096",
                         d->url, d->num_tracks);
-  int status = check_streams(op, d);
+  status = check_streams(op, d);
   if (status != GPURES_OK) return status;
   if (d->num_tracks && !(d->selected = gpures__alloc(d->num_tracks)))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the demuxer's tracks");
@@ -211,13 +242,22 @@ static int open_input(gpures__op op, gpures_demuxer *d) {
   return GPURES_OK;
 }
 
+/* What open_input() left behind when it failed. */
+static void close_input(gpures_demuxer *d) {
+  if (d->fmt) d->f->close_input(&d->fmt);
+  if (d->pb) (void)d->f->avio_closep(&d->pb);
+  gpures__free(d->selected);
+  d->selected = NULL;
+  d->num_tracks = 0;
+}
+
 int gpures_demuxer_open(gpures_demuxer *d) {
   gpures__op op = demuxer_op("open the demuxer's input");
   if (!d) return gpures__fail(op, GPURES_E_NULL_POINTER, "demuxer", "demuxer is null");
-  if (d->fmt) return gpures__fail(op, GPURES_E_INVALID_VALUE, "demuxer", "the demuxer is open already");
+  if (d->fmt || d->pb)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "demuxer", "the demuxer is open already");
   int status = open_input(op, d);
-  if (status != GPURES_OK && d->fmt) d->f->close_input(&d->fmt);
-  if (status != GPURES_OK) d->num_tracks = 0;
+  if (status != GPURES_OK) close_input(d);
   gpures__run_outcome_keep(&d->last_run, status);
   return status;
 }
@@ -247,30 +287,50 @@ int gpures_demuxer_track_count(gpures_demuxer *d, uint32_t *out_count) {
   return GPURES_OK;
 }
 
-static int64_t option_int(gpures_demuxer *d, const char *name, int64_t fallback) {
+static int64_t option_int(const gpures__av *a, AVCodecContext *ctx, const char *name,
+                          int64_t fallback) {
   int64_t v = 0;
-  return d->av->opt_get_int(d->scratch, name, 0, &v) < 0 ? fallback : v;
+  return a->opt_get_int(ctx, name, 0, &v) < 0 ? fallback : v;
 }
 
 static uint32_t positive(int v) { return v > 0 ? (uint32_t)v : 0; }
 
-/* What the scratch context holds of a track's parameters. */
-static void read_parameters(gpures_demuxer *d, gpures_track_info *t) {
+/* An H.273 code point as read, or 2 (unspecified) for a number that is none. */
+static uint32_t code_point(int64_t v) { return v >= 0 && v <= 255 ? (uint32_t)v : 2; }
+
+/* What a video track's parameters say, read through a context's AVOptions. */
+static void read_video(const gpures_demuxer *d, AVCodecContext *ctx, gpures_track_info *t) {
+  const gpures__av *a = d->av;
   int w = 0, h = 0;
-  if (d->f->opt_get_image_size(d->scratch, "video_size", 0, &w, &h) >= 0) {
+  if (d->f->opt_get_image_size(ctx, "video_size", 0, &w, &h) >= 0) {
     t->width = positive(w);
     t->height = positive(h);
   }
-  int64_t fmt = option_int(d, "pixel_format", -1);
-  const char *name = fmt >= 0 ? d->av->pix_fmt_name((int)fmt) : NULL;
+  int64_t fmt = option_int(a, ctx, "pixel_format", -1);
+  const char *name = fmt >= 0 && fmt < 4096 ? a->pix_fmt_name((int)fmt) : NULL;
   snprintf(t->pixel_format, sizeof t->pixel_format, "%s", name ? name : "");
-  t->profile = (int32_t)option_int(d, "profile", -99);
-  t->level = (int32_t)option_int(d, "level", -99);
-  t->color_primaries = (uint32_t)option_int(d, "color_primaries", 2) & 0xff;
-  t->color_transfer = (uint32_t)option_int(d, "color_trc", 2) & 0xff;
-  t->color_matrix = (uint32_t)option_int(d, "colorspace", 2) & 0xff;
-  t->color_range = (uint32_t)option_int(d, "color_range", 0) & 0xff;
-  t->extradata_size = positive(GPURES__AT(d->scratch, d->av->layout->ctx_extradata_size, int));
+  t->color_primaries = code_point(option_int(a, ctx, "color_primaries", 2));
+  t->color_transfer = code_point(option_int(a, ctx, "color_trc", 2));
+  t->color_matrix = code_point(option_int(a, ctx, "colorspace", 2));
+  int64_t range = option_int(a, ctx, "color_range", 0);
+  t->color_range = range >= 0 && range <= 2 ? (uint32_t)range : 0;
+  gpures__av_rational sar = {0, 1};
+  if (d->f->opt_get_q(ctx, "aspect", 0, &sar) >= 0 && sar.num > 0 && sar.den > 0)
+    t->sar_num = (uint32_t)sar.num, t->sar_den = (uint32_t)sar.den;
+}
+
+/* The parameters of a track, through a context of their own (a track of another type leaves its fields unset). */
+static int read_parameters(gpures__op op, const gpures_demuxer *d, AVCodecParameters *par,
+                           gpures_track_info *t) {
+  AVCodecContext *ctx = d->av->alloc_context(NULL);
+  int r = ctx ? d->f->par_to_context(ctx, par) : -12;
+  if (r >= 0) {
+    t->profile = (int32_t)option_int(d->av, ctx, "profile", -99);
+    t->level = (int32_t)option_int(d->av, ctx, "level", -99);
+    if (t->media == GPURES_MEDIA_VIDEO) read_video(d, ctx, t);
+  }
+  if (ctx) d->av->free_context(&ctx);
+  return r < 0 ? gpures__av_fail(op, "track", "avcodec_parameters_to_context", r) : GPURES_OK;
 }
 
 int gpures_demuxer_track(gpures_demuxer *d, uint32_t track, gpures_track_info *out) {
@@ -282,31 +342,26 @@ int gpures_demuxer_track(gpures_demuxer *d, uint32_t track, gpures_track_info *o
   const gpures__avf_layout *l = d->f->layout;
   AVStream *s = stream_at(d, track);
   AVCodecParameters *par = parameters_of(d, s);
-  int r = d->f->par_to_context(d->scratch, par);
-  if (r < 0) return gpures__av_fail(op, "track", "avcodec_parameters_to_context", r);
   gpures_track_info t;
   memset(&t, 0, sizeof t);
   int type = GPURES__AT(par, GPURES__AV_PAR_TYPE, int);
   t.media = type == 0 ? GPURES_MEDIA_VIDEO : type == 1 ? GPURES_MEDIA_AUDIO
           : type == 3 ? GPURES_MEDIA_SUBTITLE : GPURES_MEDIA_OTHER;
+  t.color_primaries = t.color_transfer = t.color_matrix = 2;
+  if ((status = read_parameters(op, d, par, &t)) != GPURES_OK) return status;
   t.flags = GPURES__AT(s, l->st_disposition, int) & GPURES__AV_DISPOSITION_DEFAULT ? GPURES_TRACK_DEFAULT : 0;
   const char *codec = d->f->codec_name(GPURES__AT(par, GPURES__AV_PAR_ID, int));
   snprintf(t.codec, sizeof t.codec, "%s", codec && strcmp(codec, "none") != 0 ? codec : "");
-  read_parameters(d, &t);
+  t.extradata_size = positive(GPURES__AT(par, GPURES__AV_PAR_EXTRADATA_SIZE, int));
   gpures__av_rational tb = GPURES__AT(s, l->st_time_base, gpures__av_rational);
   t.timebase_num = (uint32_t)tb.num;
   t.timebase_den = (uint32_t)tb.den;
   gpures__av_rational fr = d->f->guess_frame_rate(d->fmt, s, NULL);
   if (fr.num > 0 && fr.den > 0) t.framerate_num = (uint32_t)fr.num, t.framerate_den = (uint32_t)fr.den;
-  gpures__av_rational sar = {0, 1};
-  if (d->f->opt_get_q(d->scratch, "aspect", 0, &sar) < 0 || sar.num <= 0 || sar.den <= 0)
-    sar = (gpures__av_rational){0, 1};
   int64_t duration = GPURES__AT(s, l->st_duration, int64_t);
   t.duration = duration == GPURES__AV_NOPTS || duration < 0 ? -1 : duration;
   int64_t frames = GPURES__AT(s, l->st_nb_frames, int64_t);
   t.frames = frames > 0 ? frames : 0;
-  t.sar_num = (uint32_t)sar.num;
-  t.sar_den = (uint32_t)sar.den;
   uint32_t n = out->struct_size < sizeof t ? out->struct_size : (uint32_t)sizeof t;
   t.struct_size = n;
   memcpy(out, &t, n);
@@ -321,13 +376,10 @@ int gpures_demuxer_extradata(gpures_demuxer *d, uint32_t track, uint8_t *out, ui
   int status = check_track(op, d, track);
   if (status != GPURES_OK) return status;
   AVCodecParameters *par = parameters_of(d, stream_at(d, track));
-  int r = d->f->par_to_context(d->scratch, par);
-  if (r < 0) return gpures__av_fail(op, "track", "avcodec_parameters_to_context", r);
-  const gpures__av_layout *l = d->av->layout;
-  const uint8_t *data = GPURES__AT(d->scratch, l->ctx_extradata, const uint8_t *);
-  uint32_t size = positive(GPURES__AT(d->scratch, l->ctx_extradata_size, int));
-  *out_size = data ? size : 0;
-  if (!data || !size) return GPURES_OK;
+  const uint8_t *data = GPURES__AT(par, GPURES__AV_PAR_EXTRADATA, const uint8_t *);
+  uint32_t size = data ? positive(GPURES__AT(par, GPURES__AV_PAR_EXTRADATA_SIZE, int)) : 0;
+  *out_size = size;
+  if (!size) return GPURES_OK;
   if (!out || capacity < size)
     return gpures__fail(op, GPURES_E_BUFFER_TOO_SMALL, "capacity",
                         "capacity is %u: the extradata has %u bytes", capacity, size);
@@ -360,7 +412,7 @@ static int read_packet(gpures__op op, gpures_demuxer *d) {
       d->ended = true;
       break;
     }
-    if (r < 0) return gpures__avf_fail(op, "url", "av_read_frame", r);
+    if (r < 0) return io_failed(op, d, "av_read_frame", r);
     int index = GPURES__AT(d->packet, GPURES__AV_PACKET_STREAM_INDEX, int);
     int size = GPURES__AT(d->packet, GPURES__AV_PACKET_SIZE, int);
     if (index >= 0 && (uint32_t)index < d->num_tracks && d->selected[index] && size > 0) {
@@ -409,13 +461,20 @@ int gpures_demuxer_packet(gpures_demuxer *d, uint32_t *out_track, gpures_packet 
   return GPURES_OK;
 }
 
+int gpures_demuxer_interrupt(gpures_demuxer *d) {
+  gpures__op op = demuxer_op("interrupt the demuxer");
+  if (!d) return gpures__fail(op, GPURES_E_NULL_POINTER, "demuxer", "demuxer is null");
+  atomic_store(&d->interrupted, true);
+  return GPURES_OK;
+}
+
 int gpures_demuxer_destroy(gpures_demuxer *d) {
   if (!d) return GPURES_OK;
-  if (d->fmt) d->f->close_input(&d->fmt);
+  close_input(d);
   if (d->packet) d->av->packet_free(&d->packet);
-  if (d->scratch) d->av->free_context(&d->scratch);
   d->av->dict_free(&d->options);
-  gpures__free(d->selected);
+  d->av->dict_free(&d->io_options);
+  gpures__free(d->formats);
   gpures__free(d->url);
   gpures__free(d);
   return GPURES_OK;

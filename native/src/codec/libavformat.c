@@ -6,8 +6,10 @@
 ** libavformat that brought another is refused.
 **
 ** gpures reads AVStream's fields through `layouts` (one row per major, read
-** off the headers of that release and checked against the library by
-** native/tests/test_container.c); everything else is reached by function,
+** off the headers of that release, and checked against the library by
+** native/tests/test_container.c, which reads each field's known value out of
+** a file it made: index, timebase, duration, frame count, disposition);
+** everything else is reached by function,
 ** or through the first members of AVFormatContext, AVCodecParameters and
 ** AVPacket, which no major has moved. Stream parameters are read and written
 ** through a scratch AVCodecContext and its AVOptions, whatever the layout.
@@ -23,11 +25,11 @@
 #include "codec.h"
 
 static const gpures__avf_layout layouts[] = {
-    {59, 0, 208, 16, 32, 40, 48, 52},
-    {62, 8, 16, 32, 48, 56, 64, 68},
+    {59, 0, 208, 16, 32, 40, 48, 52, 72},
+    {62, 8, 16, 32, 48, 56, 64, 68, 88},
 };
 
-/* One demuxer name each: the containers that open nothing but their own input. */
+/* Demuxers (by any of their names) that open nothing but their own input. */
 const char gpures__avf_default_formats[] =
     "mov,matroska,webm,mpegts,h264,hevc,ivf,avi,flv,mpeg,obu,av1,m4v,nut,yuv4mpegpipe";
 
@@ -42,7 +44,9 @@ static void library_name(const gpures__av *av, char *out, size_t size) {
     snprintf(out, size, "%s", chosen);
     return;
   }
-  const char *codec = getenv("GPURES_LIBAVCODEC"), *at = codec ? strstr(codec, "libavcodec") : NULL;
+  const char *codec = getenv("GPURES_LIBAVCODEC"), *base = codec ? strrchr(codec, '/') : NULL;
+  base = base ? base + 1 : codec;
+  const char *at = base ? strstr(base, "libavcodec") : NULL;
   if (at) {
     snprintf(out, size, "%.*slibavformat%s", (int)(at - codec), codec, at + strlen("libavcodec"));
     return;
@@ -53,7 +57,8 @@ static void library_name(const gpures__av *av, char *out, size_t size) {
 static bool load_symbols(void *lib, const char *name) {
 #define GPURES__AVF_LOAD(sym, member, result, params)                                         \
   if (!(avf.member = (result(*) params)dlsym(lib, sym))) {                                    \
-    snprintf(avf_problem, sizeof avf_problem, "%s has no %s: it is not FFmpeg's libavformat", \
+    snprintf(avf_problem, sizeof avf_problem, "%s has no %s: it is not FFmpeg's libavformat " \
+             "(with its libavcodec and libavutil)",                                               \
              name, sym);                                                                      \
     return false;                                                                             \
   }
@@ -111,30 +116,70 @@ int gpures__avf_ready(gpures__op op, const gpures__av **out_av, const gpures__av
   return GPURES_OK;
 }
 
+const gpures__avf *gpures__avf_loaded(void) { return &avf; }
+
 /* The protocols that carry each scheme's, for the default list of a URL. */
 static const struct { const char *scheme, *protocols; } carriers[] = {
-    {"http", "http,tcp"},          {"https", "https,tls,tcp"}, {"rtmp", "rtmp,tcp"},
-    {"rtmps", "rtmps,tls,tcp"},    {"rtsp", "rtsp,rtp,tcp,udp"}, {"srt", "srt"},
-    {"udp", "udp"},                {"tcp", "tcp"},             {"file", "file"},
+    {"http", "http,tcp"},       {"https", "https,tls,tcp"},   {"rtmp", "rtmp,tcp"},
+    {"rtmps", "rtmps,tls,tcp"}, {"rtsp", "rtsp,rtp,tcp,udp"}, {"srt", "srt"},
+    {"udp", "udp"},             {"tcp", "tcp"},               {"file", "file"},
 };
 
-/* The scheme of url as libavformat reads it (letters, digits, "+-." before ':'), or "" for a path. */
+/*
+** The scheme of url as libavformat reads it (letters, digits, "+-." before ':',
+** and "subfile," with a ':' after it, its options between); 0 for a path.
+*/
 static size_t scheme_length(const char *url) {
   size_t n = 0;
   while ((url[n] >= 'a' && url[n] <= 'z') || (url[n] >= 'A' && url[n] <= 'Z') ||
          (url[n] >= '0' && url[n] <= '9') || url[n] == '+' || url[n] == '-' || url[n] == '.')
     n++;
+  if (strncmp(url, "subfile,", 8) == 0 && strchr(url + 8, ':')) return strlen("subfile");
   return n && url[n] == ':' ? n : 0;
 }
 
-const char *gpures__avf_protocols(const char *url, char *buf, size_t size) {
+bool gpures__avf_listed(const char *list, const char *name, size_t n) {
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncasecmp(p, name, n) == 0) return true;
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
+}
+
+bool gpures__avf_named(const char *list, const char *names) {
+  for (const char *p = names; *p;) {
+    size_t n = strcspn(p, ",");
+    if (gpures__avf_listed(list, p, n)) return true;
+    if (!p[n]) break;
+    p += n + 1;
+  }
+  return false;
+}
+
+int gpures__avf_protocols(gpures__op op, const char *url, const char *given, const char **out) {
   size_t n = scheme_length(url);
-  if (!n) return "file";
+  const char *scheme = n ? url : "file";
+  if (!n) n = strlen("file");
+  if (given) {
+    if (!gpures__avf_listed(given, scheme, n))
+      return gpures__fail(op, GPURES_E_UNSUPPORTED, "protocols",
+                          "the url's protocol \"%.*s\" is not one of protocols (\"%s\")", (int)n,
+                          scheme, given);
+    *out = given;
+    return GPURES_OK;
+  }
   for (size_t i = 0; i < GPURES__LEN(carriers); i++)
-    if (strlen(carriers[i].scheme) == n && strncasecmp(url, carriers[i].scheme, n) == 0)
-      return carriers[i].protocols;
-  snprintf(buf, size, "%.*s", (int)n, url);
-  return buf;
+    if (strlen(carriers[i].scheme) == n && strncasecmp(scheme, carriers[i].scheme, n) == 0) {
+      *out = carriers[i].protocols;
+      return GPURES_OK;
+    }
+  /* pipe:, fd:, subfile:, concat: and the rest reach what a path names not: allowed only by name. */
+  return gpures__fail(op, GPURES_E_UNSUPPORTED, "protocols",
+                      "the url's protocol \"%.*s\" is allowed only when protocols names it", (int)n,
+                      scheme);
 }
 
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list) {
@@ -174,7 +219,7 @@ int gpures__test_container_offset(const char *field) {
       {"stream.index", l->st_index},           {"stream.codecpar", l->st_codecpar},
       {"stream.time_base", l->st_time_base},   {"stream.duration", l->st_duration},
       {"stream.nb_frames", l->st_nb_frames},   {"stream.disposition", l->st_disposition},
-      {"stream.discard", l->st_discard},
+      {"stream.discard", l->st_discard},       {"stream.avg_frame_rate", l->st_avg_frame_rate},
   };
   for (size_t i = 0; i < GPURES__LEN(fields); i++)
     if (strcmp(fields[i].name, field) == 0) return fields[i].offset;

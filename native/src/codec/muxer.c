@@ -35,12 +35,14 @@ struct gpures_muxer {
   const gpures__avf *f;
   char *url;
   AVDictionary *io_options;     /* the protocol list, for avio_open2 */
-  AVDictionary *options;        /* the muxer's own, for avformat_write_header */
+  char *options;                /* the muxer's own, parsed afresh for each avformat_write_header */
   AVFormatContext *fmt;
   gpures__av_rational timebases[MAX_TRACKS]; /* of the packets given, per track */
   int64_t frame_durations[MAX_TRACKS];       /* in that timebase, from the frame rate; 0 unknown */
   uint32_t num_tracks;
   bool header_written, finish_queued, finished;
+  char broken[160];             /* why the muxer can write no more, or "" */
+  _Atomic bool interrupted;     /* gpures_muxer_interrupt(): libavformat's I/O gives up */
   queued *queue;
   uint32_t num_queued, queue_capacity;
   gpures__run_outcome last_run;
@@ -64,21 +66,48 @@ static int check_desc(gpures__op op, const gpures_muxer_desc *md) {
   return status;
 }
 
+static char *copy_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = gpures__alloc(n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
 static int configure(gpures__op op, gpures_muxer *m, const gpures_muxer_desc *md) {
-  char buf[64];
-  const char *protocols = md->protocols ? md->protocols : gpures__avf_protocols(md->url, buf, sizeof buf);
-  if (m->f->dict_set(&m->io_options, "protocol_whitelist", protocols, 0) < 0)
+  const char *protocols = NULL;
+  int status = gpures__avf_protocols(op, md->url, md->protocols, &protocols);
+  if (status != GPURES_OK) return status;
+  if (m->f->dict_set(&m->io_options, "protocol_whitelist", protocols, 0) < 0 ||
+      (md->options && !(m->options = copy_string(md->options))))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's options");
-  if (md->options && m->av->dict_parse(&m->options, md->options, "=", ":", 0) < 0)
+  AVDictionary *check = NULL;
+  int r = md->options ? m->av->dict_parse(&check, md->options, "=", ":", 0) : 0;
+  m->av->dict_free(&check);
+  if (r < 0)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "options",
                         "options \"%s\" is not key=value pairs separated by ':'", md->options);
-  int r = m->f->alloc_output(&m->fmt, NULL, md->format, md->url);
+  r = m->f->alloc_output(&m->fmt, NULL, md->format, md->url);
   if (r < 0 || !m->fmt) {
     m->fmt = NULL;
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "format",
                         md->format ? "%s has no muxer named \"%s\"" : "%s has no muxer for \"%s\"",
                         m->f->library, md->format ? md->format : md->url);
   }
+  const void *oformat = GPURES__AT(m->fmt, GPURES__AVF_OFORMAT, const void *);
+  const char *name = *(const char *const *)oformat; /* AVOutputFormat's first member */
+  /* tee opens its outputs through a context of their own, which no protocol list reaches. */
+  if (strcmp(name, "tee") == 0)
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "format",
+                        "the tee muxer's outputs escape protocols: write each output with a muxer "
+                        "of its own");
+  if ((GPURES__AT(oformat, GPURES__AV_OFORMAT_FLAGS, int) & GPURES__AVFMT_NOFILE) && !md->format)
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "format",
+                        "the %s muxer, picked by the url's name, opens files of its own: name it "
+                        "in format to use it",
+                        name);
+  /* What the muxer opens itself (segments, a faststart rewrite) is held to the list too. */
+  if (m->av->opt_set(m->fmt, "protocol_whitelist", protocols, 0) < 0)
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's options");
   return GPURES_OK;
 }
 
@@ -100,9 +129,7 @@ int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out) {
   memset(m, 0, sizeof *m);
   m->av = a;
   m->f = f;
-  size_t n = strlen(md.url) + 1;
-  if ((m->url = gpures__alloc(n))) memcpy(m->url, md.url, n);
-  status = m->url ? configure(op, m, &md)
+  status = (m->url = copy_string(md.url)) ? configure(op, m, &md)
                   : gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a muxer");
   if (status != GPURES_OK) {
     (void)gpures_muxer_destroy(m);
@@ -143,15 +170,20 @@ static int check_track_desc(gpures__op op, const gpures_mux_track_desc *td) {
   return GPURES_OK;
 }
 
-/* The track's parameters on a scratch context, as avcodec_parameters_from_context reads them. */
+/*
+** The track's parameters on a scratch context, as avcodec_parameters_from_context
+** reads them. Colour all 0 is unspecified (a descriptor that says nothing of it);
+** else primaries and transfer 0 (reserved in H.273) are unspecified, a matrix 0 is RGB.
+*/
 static int track_context(gpures__op op, gpures_muxer *m, const gpures_mux_track_desc *td,
                          AVCodecContext *ctx) {
   const gpures__av *a = m->av;
   int r = a->opt_set_image_size(ctx, "video_size", (int)td->width, (int)td->height, 0);
+  bool said = td->color_primaries || td->color_transfer || td->color_matrix;
   const struct { const char *name; uint32_t value; } colour[] = {
       {"color_primaries", td->color_primaries ? td->color_primaries : 2},
       {"color_trc", td->color_transfer ? td->color_transfer : 2},
-      {"colorspace", td->color_matrix ? td->color_matrix : 2},
+      {"colorspace", said ? td->color_matrix : 2},
       {"color_range", td->color_range},
   };
   for (size_t i = 0; r >= 0 && i < GPURES__LEN(colour); i++)
@@ -168,6 +200,7 @@ static int track_context(gpures__op op, gpures_muxer *m, const gpures_mux_track_
   return GPURES_OK;
 }
 
+/* The stream of a track: its context filled first, so that a failure leaves no stream behind. */
 static int new_track(gpures__op op, gpures_muxer *m, const gpures_mux_track_desc *td, int id) {
   const gpures__avf *f = m->f;
   /* A context of the codec has its type and id, which avcodec_parameters_from_context copies. */
@@ -176,26 +209,33 @@ static int new_track(gpures__op op, gpures_muxer *m, const gpures_mux_track_desc
   if (!codec)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "codec", "%s has no decoder or encoder of %s",
                         m->av->library, td->codec);
-  AVStream *s = f->new_stream(m->fmt, NULL);
   AVCodecContext *ctx = m->av->alloc_context(codec);
-  int status = s && ctx ? track_context(op, m, td, ctx)
-                        : gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a track");
-  if (status == GPURES_OK) {
-    AVCodecParameters *par = GPURES__AT(s, f->layout->st_codecpar, AVCodecParameters *);
-    int r = f->par_from_context(par, ctx);
-    if (r < 0) status = gpures__av_fail(op, "track", "avcodec_parameters_from_context", r);
-    gpures__av_rational tb = td->timebase_num ? (gpures__av_rational){(int)td->timebase_num, (int)td->timebase_den}
-                                              : (gpures__av_rational){1, 1000000};
-    GPURES__AT(s, f->layout->st_time_base, gpures__av_rational) = tb; /* a wish: the muxer may pick another */
-    m->timebases[m->num_tracks] = tb;
-    /* A packet of no duration would end the track at its own start: the last frame unseen. */
-    if (td->framerate_num)
-      m->frame_durations[m->num_tracks] = ((int64_t)tb.den * td->framerate_den +
-                                           (int64_t)tb.num * td->framerate_num / 2) /
-                                          ((int64_t)tb.num * td->framerate_num);
-  }
+  int status = ctx ? track_context(op, m, td, ctx)
+                   : gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a track");
+  AVStream *s = status == GPURES_OK ? f->new_stream(m->fmt, NULL) : NULL;
+  if (status == GPURES_OK && !s) status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a track");
+  int r = s ? f->par_from_context(GPURES__AT(s, f->layout->st_codecpar, AVCodecParameters *), ctx) : 0;
   if (ctx) m->av->free_context(&ctx);
-  return status;
+  if (r < 0) {
+    /* The stream is in the file's list now, parameters or not: the muxer can write nothing right. */
+    snprintf(m->broken, sizeof m->broken, "a track could not be added (avcodec_parameters_from_context: %s)",
+             gpures__av_error(r));
+    return gpures__av_fail(op, "track", "avcodec_parameters_from_context", r);
+  }
+  if (status != GPURES_OK) return status;
+  gpures__av_rational tb = td->timebase_num ? (gpures__av_rational){(int)td->timebase_num, (int)td->timebase_den}
+                                            : (gpures__av_rational){1, 1000000};
+  GPURES__AT(s, f->layout->st_time_base, gpures__av_rational) = tb; /* a wish: the muxer may pick another */
+  m->timebases[m->num_tracks] = tb;
+  if (td->framerate_num) {
+    gpures__av_rational rate = {(int)td->framerate_num, (int)td->framerate_den};
+    GPURES__AT(s, f->layout->st_avg_frame_rate, gpures__av_rational) = rate;
+    /* A packet of no duration would end the track at its own start: the last frame unseen. */
+    m->frame_durations[m->num_tracks] = ((int64_t)tb.den * td->framerate_den +
+                                         (int64_t)tb.num * td->framerate_num / 2) /
+                                        ((int64_t)tb.num * td->framerate_num);
+  }
+  return GPURES_OK;
 }
 
 int gpures_muxer_add_track(gpures_muxer *m, const gpures_mux_track_desc *desc, uint32_t *out_track) {
@@ -209,6 +249,7 @@ int gpures_muxer_add_track(gpures_muxer *m, const gpures_mux_track_desc *desc, u
   int status = gpures__copy_versioned(op, "structSize", desc, sizeof td, &td);
   if (status == GPURES_OK) status = check_track_desc(op, &td);
   if (status != GPURES_OK) return status;
+  if (m->broken[0]) return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer", "%s", m->broken);
   if (m->header_written || m->num_queued || m->finish_queued)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer",
                         "the muxer has packets already: add every track before the first");
@@ -236,8 +277,6 @@ static int check_packet(gpures__op op, const gpures_muxer *m, uint32_t track, co
   if (track >= m->num_tracks)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "track", "track is %u: the muxer has %u",
                         track, m->num_tracks);
-  int status = gpures__check_struct_size(op, "packet.structSize", p->struct_size);
-  if (status != GPURES_OK) return status;
   if (!p->size || p->size > MAX_PACKET)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "packet.size", "packet.size is %llu: 1..2^30",
                         (unsigned long long)p->size);
@@ -273,47 +312,81 @@ static int copy_packet(gpures__op op, gpures_muxer *m, uint32_t track, const gpu
 int gpures_muxer_queue(gpures_muxer *m, uint32_t track, const gpures_packet *packet) {
   gpures__op op = muxer_op("queue a packet for the muxer");
   if (!m) return gpures__fail(op, GPURES_E_NULL_POINTER, "muxer", "muxer is null");
+  if (m->broken[0]) return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer", "%s", m->broken);
   if (m->finish_queued)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer", "the muxer was finished");
   if (packet && !m->num_tracks)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "track", "the muxer has no track");
-  int status = packet ? check_packet(op, m, track, packet) : GPURES_OK;
+  gpures_packet p;
+  memset(&p, 0, sizeof p);
+  int status = packet ? gpures__copy_versioned(op, "packet.structSize", packet, sizeof p, &p) : GPURES_OK;
+  if (status == GPURES_OK && packet) status = check_packet(op, m, track, &p);
   if (status != GPURES_OK) return status;
   if (!gpures__grow((void **)&m->queue, &m->queue_capacity, m->num_queued, sizeof *m->queue, 16,
                     1u << 20))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's queue");
   AVPacket *k = NULL;
-  if (packet && (status = copy_packet(op, m, track, packet, &k)) != GPURES_OK) return status;
+  if (packet && (status = copy_packet(op, m, track, &p, &k)) != GPURES_OK) return status;
   m->queue[m->num_queued++] = (queued){k, track};
   if (!packet) m->finish_queued = true;
   return GPURES_OK;
 }
 
+static int interrupted(void *opaque) { return atomic_load(&((gpures_muxer *)opaque)->interrupted); }
+
+/* A failed call of libavformat's on the output: CANCELLED when interrupted, else by its errno. */
+static int io_failed(gpures__op op, gpures_muxer *m, const char *field, const char *what, int err) {
+  if (err == GPURES__AVERROR_EXIT && atomic_load(&m->interrupted))
+    return gpures__fail(op, GPURES_E_CANCELLED, "muxer", "%s was interrupted", what);
+  return gpures__avf_fail(op, field, what, err);
+}
+
+static bool writes_a_file(const gpures_muxer *m) {
+  const void *oformat = GPURES__AT(m->fmt, GPURES__AVF_OFORMAT, const void *);
+  return !(GPURES__AT(oformat, GPURES__AV_OFORMAT_FLAGS, int) & GPURES__AVFMT_NOFILE);
+}
+
+static int open_output(gpures__op op, gpures_muxer *m) {
+  if (!writes_a_file(m)) return GPURES_OK; /* the muxer opens what it writes, under the list */
+  struct { int (*callback)(void *); void *opaque; } cb = {interrupted, m};
+  AVDictionary *io = NULL;
+  int r = m->f->dict_copy(&io, m->io_options, 0);
+  if (r >= 0) r = m->f->avio_open(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *), m->url,
+                                  2 /* AVIO_FLAG_WRITE */, &cb, &io);
+  m->av->dict_free(&io);
+  return r < 0 ? io_failed(op, m, "url", "avio_open2", r) : GPURES_OK;
+}
+
+/* The muxer initialised with its options, every one of them known, then the header written. */
+static int start_output(gpures__op op, gpures_muxer *m) {
+  AVDictionary *options = NULL;
+  if (m->options && m->av->dict_parse(&options, m->options, "=", ":", 0) < 0)
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's options");
+  int r = m->f->init_output(m->fmt, &options);
+  const char *const *unknown = m->av->dict_get(options, "", NULL, 2 /* AV_DICT_IGNORE_SUFFIX */);
+  int status = GPURES_OK;
+  if (r < 0)
+    status = r == -22 ? gpures__av_fail(op, "track", "avformat_init_output", r)
+                      : io_failed(op, m, "url", "avformat_init_output", r);
+  else if (unknown)
+    status = gpures__fail(op, GPURES_E_INVALID_VALUE, "options", "the %s muxer has no option \"%s\"",
+                          *(const char *const *)GPURES__AT(m->fmt, GPURES__AVF_OFORMAT, const void *),
+                          unknown[0]);
+  else if ((r = m->f->write_header(m->fmt, NULL)) < 0)
+    status = io_failed(op, m, "url", "avformat_write_header", r);
+  m->av->dict_free(&options);
+  return status;
+}
+
 static int write_header(gpures__op op, gpures_muxer *m) {
   if (!m->num_tracks) return gpures__fail(op, GPURES_E_INVALID_VALUE, "track", "the muxer has no track");
-  const void *oformat = GPURES__AT(m->fmt, GPURES__AVF_OFORMAT, const void *);
-  if (!(GPURES__AT(oformat, GPURES__AV_OFORMAT_FLAGS, int) & GPURES__AVFMT_NOFILE)) {
-    AVDictionary *io = NULL;
-    int r = m->f->dict_copy(&io, m->io_options, 0);
-    if (r >= 0) r = m->f->avio_open(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *), m->url,
-                                    2 /* AVIO_FLAG_WRITE */, NULL, &io);
-    m->av->dict_free(&io);
-    if (r < 0) return gpures__avf_fail(op, "url", "avio_open2", r);
-  }
-  int r = m->f->write_header(m->fmt, &m->options);
-  const char *const *unknown = m->av->dict_get(m->options, "", NULL, 2 /* AV_DICT_IGNORE_SUFFIX */);
-  if (r >= 0 && unknown) {
-    (void)gpures__fail(op, GPURES_E_INVALID_VALUE, "options", "the %s muxer has no option \"%s\"",
-                       *(const char *const *)oformat, unknown[0]);
-    r = -1;
-  } else if (r < 0) {
-    (void)gpures__av_fail(op, "options", "avformat_write_header", r);
-  }
-  if (r < 0) {
-    /* Nothing was written that a later run could go on from: it opens the output afresh. */
-    (void)m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *));
-    m->finished = unknown != NULL;
-    return gpures_last_status();
+  int status = open_output(op, m);
+  if (status == GPURES_OK) status = start_output(op, m);
+  if (status != GPURES_OK) {
+    /* libavformat cannot be initialised twice: the muxer is done, and says why to every later call. */
+    snprintf(m->broken, sizeof m->broken, "its output could not be started: %s", gpures_last_error());
+    if (writes_a_file(m)) (void)m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *));
+    return status;
   }
   m->header_written = true;
   return GPURES_OK;
@@ -322,10 +395,10 @@ static int write_header(gpures__op op, gpures_muxer *m) {
 static int write_one(gpures__op op, gpures_muxer *m, queued *q) {
   if (!q->packet) {
     int r = m->f->write_trailer(m->fmt);
-    int closed = m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *));
+    int closed = writes_a_file(m) ? m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *)) : 0;
     m->finished = true;
-    if (r < 0) return gpures__avf_fail(op, "url", "av_write_trailer", r);
-    if (closed < 0) return gpures__avf_fail(op, "url", "avio_close", closed);
+    if (r < 0) return io_failed(op, m, "url", "av_write_trailer", r);
+    if (closed < 0) return io_failed(op, m, "url", "avio_close", closed);
     return GPURES_OK;
   }
   AVStream *s = GPURES__AT(m->fmt, GPURES__AVF_STREAMS, AVStream **)[q->track];
@@ -333,13 +406,15 @@ static int write_one(gpures__op op, gpures_muxer *m, queued *q) {
   m->f->packet_rescale_ts(q->packet, m->timebases[q->track], to);
   int r = m->f->write_frame(m->fmt, q->packet); /* takes the packet's data, leaves it blank */
   m->av->packet_free(&q->packet);
-  if (r < 0) return gpures__av_fail(op, "packet", "av_interleaved_write_frame", r);
+  if (r < 0) return io_failed(op, m, "packet", "av_interleaved_write_frame", r);
   return GPURES_OK;
 }
 
 static int run_queue(gpures__op op, gpures_muxer *m) {
+  if (m->broken[0]) return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer", "%s", m->broken);
   if (m->finished) return gpures__fail(op, GPURES_E_INVALID_VALUE, "muxer", "the muxer was finished");
-  int status = m->header_written || !m->num_queued ? GPURES_OK : write_header(op, m);
+  if (!m->num_queued) return GPURES_OK;
+  int status = m->header_written ? GPURES_OK : write_header(op, m);
   uint32_t done = 0;
   while (status == GPURES_OK && done < m->num_queued) status = write_one(op, m, &m->queue[done++]);
   memmove(m->queue, m->queue + done, (m->num_queued - done) * sizeof *m->queue);
@@ -366,16 +441,23 @@ int gpures_muxer_write(gpures_muxer *m, uint32_t track, const gpures_packet *pac
   return status == GPURES_OK ? gpures_muxer_run(m) : status;
 }
 
+int gpures_muxer_interrupt(gpures_muxer *m) {
+  gpures__op op = muxer_op("interrupt the muxer");
+  if (!m) return gpures__fail(op, GPURES_E_NULL_POINTER, "muxer", "muxer is null");
+  atomic_store(&m->interrupted, true);
+  return GPURES_OK;
+}
+
 int gpures_muxer_destroy(gpures_muxer *m) {
   if (!m) return GPURES_OK;
   for (uint32_t i = 0; i < m->num_queued; i++) m->av->packet_free(&m->queue[i].packet);
   gpures__free(m->queue);
   if (m->fmt) {
-    (void)m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *));
+    if (writes_a_file(m)) (void)m->f->avio_closep(&GPURES__AT(m->fmt, GPURES__AVF_PB, AVIOContext *));
     m->f->free_context(m->fmt);
   }
   m->av->dict_free(&m->io_options);
-  m->av->dict_free(&m->options);
+  gpures__free(m->options);
   gpures__free(m->url);
   gpures__free(m);
   return GPURES_OK;

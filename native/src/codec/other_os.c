@@ -131,6 +131,10 @@ int gpures_demuxer_packet(gpures_demuxer *demuxer, uint32_t *out_track, gpures_p
   if (out_track) *out_track = GPURES_TRACK_END;
   return no_containers("take the demuxer's packet");
 }
+int gpures_demuxer_interrupt(gpures_demuxer *demuxer) {
+  (void)demuxer;
+  return no_containers("interrupt the demuxer");
+}
 int gpures_demuxer_destroy(gpures_demuxer *demuxer) { (void)demuxer; return GPURES_OK; }
 int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out) {
   (void)desc;
@@ -158,6 +162,10 @@ int gpures_muxer_last_run(gpures_muxer *muxer) {
 int gpures_muxer_write(gpures_muxer *muxer, uint32_t track, const gpures_packet *packet) {
   (void)muxer, (void)track, (void)packet;
   return no_containers("queue a packet for the muxer");
+}
+int gpures_muxer_interrupt(gpures_muxer *muxer) {
+  (void)muxer;
+  return no_containers("interrupt the muxer");
 }
 int gpures_muxer_destroy(gpures_muxer *muxer) { (void)muxer; return GPURES_OK; }
 GPURES_API int gpures__test_container_offset(const char *field);

@@ -40,7 +40,10 @@
   X(EOPNOTSUPP, "the operation is not supported")                          \
   X(EFAULT, "a bad address was passed")                                    \
   X(EINTR, "interrupted by a signal")                                      \
-  X(EIO, "an input/output error")
+  X(EIO, "an input/output error")                                         \
+  X(ETIMEDOUT, "the peer did not answer in time")                          \
+  X(EHOSTUNREACH, "no route to the host")                                  \
+  X(ENETUNREACH, "the network is unreachable")
 
 const char *gpures__errno_name(int err) {
   /* Per thread: two threads failing at once must not share the digits. */
