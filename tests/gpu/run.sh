@@ -79,7 +79,7 @@ echo "=== build"
 mkdir -p "$out"
 # gpures itself, in its own build folder so a developer's build/ is left alone.
 if ! { cmake -S . -B "$out/gpures" -DCMAKE_BUILD_TYPE=Release -DGPURES_BUILD_TESTS=OFF \
-  -DGPURES_BUILD_TEST_HELPERS=OFF >"$out/cmake.log" 2>&1 &&
+  -DGPURES_BUILD_TEST_HELPERS=ON >"$out/cmake.log" 2>&1 &&
   cmake --build "$out/gpures" --target gpures -j >>"$out/cmake.log" 2>&1; }; then
   cat "$out/cmake.log"
   echo "FAILED: building gpures"
@@ -87,6 +87,12 @@ if ! { cmake -S . -B "$out/gpures" -DCMAKE_BUILD_TYPE=Release -DGPURES_BUILD_TES
 fi
 export GPURES_LIB="$out/gpures/libgpures.so"
 echo "gpures: $GPURES_LIB"
+# The Vulkan test helper beside it (test-helpers/, where the tests look): the Vulkan pool's step.
+if cmake --build "$out/gpures" --target gpures_test_vulkan -j >>"$out/cmake.log" 2>&1; then
+  echo "vulkan helper: $out/gpures/test-helpers/libgpures_test_vulkan.so"
+else
+  echo "vulkan helper: not built (no Vulkan loader?); the Vulkan pool step skips"
+fi
 # gpures.h for the types of the few gpures calls the probe makes itself (sync checks);
 # native/src/interop for khronos/, the Vulkan, EGL and GL declarations gpures uses too.
 if ! gcc -std=gnu11 -O2 -Wall -Wextra -fPIC -shared -fvisibility=hidden -I"$cuda_inc" \
@@ -132,7 +138,7 @@ fi
 if step vulkan-pools; then
   echo
   echo "=== Vulkan pools into CUDA across processes (deno test tests/gpu/gpu_pool_cuda_test.ts)"
-  # Needs the Vulkan test helper (build/test-helpers, from the main build); skipped with the reason without it.
+  # Needs the Vulkan test helper (built above, beside GPURES_LIB); skipped with the reason without it.
   deno test --allow-ffi --allow-read --allow-env --allow-run "$here/gpu_pool_cuda_test.ts"
   pool_rc=$?
 fi
