@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import {
   EncodedVideoChunk,
   type EncodedVideoChunkMetadata,
+  FrameDecoder,
+  type GpuResource,
   isCodecSupported,
   liveHandles,
   VideoDecoder,
@@ -541,6 +543,43 @@ test("a decoder whose frames are all held stalls with chunks queued, and goes on
   assert.equal(decoder.decodeQueueSize, 0);
   assert.deepEqual(timestamps, chunks.map((c) => c.timestamp));
   decoder.close();
+});
+
+test("a stalled decoder looks again only when a slot comes home, however it is released", async () => {
+  const { chunks, config } = await encode({ codec: H264.codec, width: 64, height: 48 }, 48);
+  const kept: GpuResource<unknown>[] = [];
+  let hold = true;
+  const out: number[] = [];
+  const decoder = new VideoDecoder({
+    output: (f) => {
+      out.push(f.timestamp);
+      if (hold) kept.push(f.resource!.clone()); // held as another Worker or process would
+      f.close();
+    },
+    error: (e) => assert.fail(e.name),
+  });
+  let looks = 0;
+  const resume = FrameDecoder.prototype.resume;
+  FrameDecoder.prototype.resume = function () {
+    looks++;
+    return resume.call(this);
+  };
+  try {
+    decoder.configure(config);
+    chunks.forEach((c) => decoder.decode(c));
+    for (let seen = -1; seen !== out.length;) (seen = out.length), await tick(60);
+    assert.ok(decoder.decodeQueueSize > 0, "stalled, every slot held");
+    const before = looks;
+    await tick(300);
+    assert.equal(looks - before, 0, "no look while nothing came home (no polling)");
+    hold = false;
+    kept.splice(0).forEach((h) => h.release()); // not a VideoFrame's close: the pool says so
+    await decoder.flush();
+    assert.deepEqual(out, chunks.map((c) => c.timestamp));
+  } finally {
+    FrameDecoder.prototype.resume = resume;
+    decoder.close();
+  }
 });
 
 // ---------------------------------------------------------------- encode

@@ -12,9 +12,11 @@ import type { PixelFormatName } from "../gen/types.ts";
 import { GpuResource } from "../kinds/gpu_resource.ts";
 import { DmaBufHandle } from "../kinds/dma_buf.ts";
 import { GpuResourceError } from "../errors.ts";
+import { whenSlotFree } from "../events/pool_waits.ts";
 import "../gen/variants.ts";
 
 const TIMED_OUT = 12;
+const CANCELLED = 13;
 const DECODER_DESC_SIZE = 48;
 const ENCODER_DESC_SIZE = 72;
 const PACKET_SIZE = 48;
@@ -199,6 +201,28 @@ export class FrameDecoder implements Disposable {
    */
   get stalled(): boolean {
     return this.#stalled;
+  }
+
+  /**
+   * Resolves once one of the pool's slots is free again (a frame released
+   * here, in a Worker or in another process, and libavcodec done with it), or
+   * the decoder moved to a pool of another shape: time to resume(). No thread
+   * waits for it, and `signal` withdraws it.
+   */
+  slotFree(signal?: AbortSignal): Promise<void> {
+    const d = this.#live("wait for a slot of");
+    const { promise, resolve } = Promise.withResolvers<void>();
+    if (signal?.aborted) return Promise.resolve();
+    const withdraw = whenSlotFree({
+      ask: (queue, token) => lib().gpures_decoder_notify(d, queue, token),
+      withdraw: (queue, token, why) =>
+        void lib().gpures_decoder_notify_cancel(d, queue, token, why),
+    }, () => resolve());
+    signal?.addEventListener("abort", () => {
+      if (this.#decoder !== null) withdraw(CANCELLED); // a closed decoder withdrew it itself
+      resolve();
+    }, { once: true });
+    return promise;
   }
 
   /**

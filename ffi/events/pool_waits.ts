@@ -11,27 +11,47 @@ const waits = new WaitTable<(status: number) => void>(
   (heard, status) => heard(status),
 );
 
+/** How a notice is asked for and withdrawn: a pool's own calls, or a decoder's over its pool. */
+export interface SlotNotices {
+  /** gpures_pool_notify() or the like: a status. */
+  ask(queue: number, token: bigint): number;
+  /** gpures_pool_notify_cancel() or the like. */
+  withdraw(queue: number, token: bigint, why: number): void;
+}
+
+/** A pool's notices. */
+const poolNotices = (pool: Deno.PointerValue): SlotNotices => {
+  const s = native();
+  return {
+    ask: (queue, token) => s.gpures_pool_notify(pool, queue, token),
+    withdraw: (queue, token, why) => void s.gpures_pool_notify_cancel(pool, queue, token, why),
+  };
+};
+
 /**
- * Asks `pool` to tell this isolate, once, that a slot is free (or, with a
- * failed status, that the pool closed): `heard` runs then. Returns the
- * withdrawal, a no-op once heard; call it only while the native pool is open.
- * Throws at once what the library refuses.
+ * Asks `pool` (a native pool, or any {@link SlotNotices}) to tell this
+ * isolate, once, that a slot is free (or, with a failed status, that the pool
+ * closed): `heard` runs then. Returns the withdrawal, a no-op once heard; call
+ * it only while the native pool is open. Throws at once what the library
+ * refuses.
  */
 export function whenSlotFree(
-  pool: Deno.PointerValue,
+  pool: Deno.PointerValue | SlotNotices,
   heard: (status: number) => void,
 ): (why: number) => void {
-  const s = native();
-  const queue = eventQueue(s);
+  const notices = pool !== null && typeof pool === "object" && "ask" in pool
+    ? pool
+    : poolNotices(pool as Deno.PointerValue);
+  const queue = eventQueue(native());
   const token = waits.add(heard);
   const full = eventToken(queue, token);
-  const status = s.gpures_pool_notify(pool, queue, full);
+  const status = notices.ask(queue, full);
   if (status !== 0) {
     waits.take(token);
     throw lastError(status);
   }
   return (why) => {
-    if (waits.take(token)) s.gpures_pool_notify_cancel(pool, queue, full, why);
+    if (waits.take(token)) notices.withdraw(queue, full, why);
   };
 }
 

@@ -137,6 +137,8 @@ export const symbols = {
   gpures_decoder_queue: { parameters: ["pointer", "buffer"], result: "i32" }, // int gpures_decoder_queue(gpures_decoder *decoder, const gpures_packet *packet)
   gpures_decoder_run: { parameters: ["pointer"], result: "i32", nonblocking: true }, // int gpures_decoder_run(gpures_decoder *decoder)
   gpures_decoder_last_run: { parameters: ["pointer"], result: "i32" }, // int gpures_decoder_last_run(gpures_decoder *decoder)
+  gpures_decoder_notify: { parameters: ["pointer", "u32", "u64"], result: "i32" }, // int gpures_decoder_notify(gpures_decoder *decoder, uint32_t queue, uint64_t token)
+  gpures_decoder_notify_cancel: { parameters: ["pointer", "u32", "u64", "i32"], result: "i32" }, // int gpures_decoder_notify_cancel(gpures_decoder *decoder, uint32_t queue, uint64_t token, int why)
   gpures_decoder_destroy: { parameters: ["pointer"], result: "i32" }, // int gpures_decoder_destroy(gpures_decoder *decoder)
   gpures_encoder_create: { parameters: ["buffer", "buffer"], result: "i32" }, // int gpures_encoder_create(const gpures_encoder_desc *desc, gpures_encoder **out)
   gpures_encoder_send: { parameters: ["pointer", "u64", "u32"], result: "i32" }, // int gpures_encoder_send(gpures_encoder *encoder, gpures_handle frame, uint32_t flags)

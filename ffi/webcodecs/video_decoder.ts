@@ -62,9 +62,6 @@ export interface VideoDecoderInit {
   error: (error: DOMException) => void;
 }
 
-/** How long a stalled decoder waits between looks for frames released elsewhere, at most. */
-const POLL_MAX_MS = 20;
-
 /** The spec's "valid VideoDecoderConfig" and "Clone Configuration": TypeError, or the copy. */
 function checkConfig(what: string, config: unknown): VideoDecoderConfig {
   if (typeof config !== "object" || config === null) {
@@ -226,7 +223,7 @@ export class VideoDecoder extends CodecMachine {
       if (!decoder) return;
       this.#deliver(epoch, await decoder.decode(packet));
       while (decoder.stalled && this.current(epoch)) {
-        await this.#slotReleased();
+        await this.#slotReleased(decoder);
         if (this.current(epoch)) this.#deliver(epoch, await decoder.resume());
       }
     });
@@ -256,7 +253,7 @@ export class VideoDecoder extends CodecMachine {
         if ((e as { field?: string }).field !== "slots") throw e;
       }
       if (!this.current(epoch)) return;
-      await this.#slotReleased();
+      await this.#slotReleased(decoder);
     }
   }
 
@@ -290,20 +287,27 @@ export class VideoDecoder extends CodecMachine {
         colorSpace: colorOfFrame(handle, config.colorSpace, this.#named),
         rotation: config.rotation ?? 0,
         flip: config.flip ?? false,
-        onClose: () => this.#released?.resolve(),
       });
       callBack(() => this.#output(frame));
     }
   }
 
-  /** Resolves when one of this decoder's frames is closed, or after a short wait (released elsewhere). */
-  async #slotReleased(): Promise<void> {
+  /**
+   * Resolves when a slot of the decoder's pool comes home (a frame closed here,
+   * in a Worker or in another process, and libavcodec done with it: the pool's
+   * notice, no thread and no timer), or when a reset drops the stream.
+   */
+  async #slotReleased(decoder: FrameDecoder): Promise<void> {
     this.#released = Promise.withResolvers<void>();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = new Promise<void>((resolve) => timer = setTimeout(resolve, POLL_MAX_MS));
-    await Promise.race([this.#released.promise, poll]);
-    clearTimeout(timer);
-    this.#released = null;
+    const gone = new AbortController();
+    try {
+      await Promise.race([this.#released.promise, decoder.slotFree(gone.signal)]);
+    } catch {
+      // a decoder closed meanwhile: the caller sees the reset
+    } finally {
+      gone.abort();
+      this.#released = null;
+    }
   }
 
   /** Drops the FrameDecoder (once its run ends; frames out stay valid). */

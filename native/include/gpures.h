@@ -2190,6 +2190,17 @@ GPURES_API int gpures_decoder_queue(gpures_decoder *decoder, const gpures_packet
 GPURES_API int gpures_decoder_run(gpures_decoder *decoder);
 /* The last run's status, its error made the calling thread's (a run's is its own thread's). */
 GPURES_API int gpures_decoder_last_run(gpures_decoder *decoder);
+/*
+** For a host that waits for a stalled decoder's slots with no thread: as
+** gpures_pool_notify() on the decoder's pool, SLOT_FREE with `token` is posted
+** on `queue` once one of its slots is free (at once if one is), or with
+** GPURES_E_STALE when the decoder moved to a pool of another shape; either way,
+** run again. INVALID_VALUE naming "decoder" before it has a pool.
+*/
+GPURES_API int gpures_decoder_notify(gpures_decoder *decoder, uint32_t queue, uint64_t token);
+/* Withdraws a notice not posted yet, as gpures_pool_notify_cancel() (`why` likewise). */
+GPURES_API int gpures_decoder_notify_cancel(gpures_decoder *decoder, uint32_t queue, uint64_t token,
+                                            int why);
 /* Frees the decoder; frames it gave out stay valid, each slot going when its frame does. */
 GPURES_API int gpures_decoder_destroy(gpures_decoder *decoder);
 

@@ -226,8 +226,21 @@ static void a_decoder_whose_slots_are_all_held_refuses_a_packet_without_taking_i
     } while (frame);
   }
   CHECK(refused == 1);
-  /* Released, the frames free their slots, and the same packet is taken. */
+  /* A host that waits with no thread asks for the pool's notice: none while every slot is held. */
+  uint32_t q = 0;
+  CHECK_OK(gpures_event_queue_open(&q));
+  CHECK_OK(gpures_decoder_notify(dec, q, 42));
+  gpures_event events[8];
+  uint32_t n = 9;
+  CHECK_OK(gpures_event_queue_poll(q, events, 8, &n));
+  CHECK(n == 0);
+  /* Released, the frames free their slots (the notice says so), and the same packet is taken. */
   for (int k = 0; k < got; k++) CHECK_OK(gpures_release(held[k]));
+  CHECK_OK(gpures_event_queue_poll(q, events, 8, &n));
+  CHECK(n == 1 && events[0].type == GPURES_EVENT_SLOT_FREE && events[0].token == 42 &&
+        events[0].status == GPURES_OK);
+  CHECK_OK(gpures_decoder_notify_cancel(dec, q, 42, GPURES_E_CANCELLED)); /* posted: a no-op */
+  CHECK_OK(gpures_event_queue_close(q));
   int next = got;
   for (; i <= enc.count; i++) {
     CHECK_OK(gpures_decoder_send(dec, i < enc.count ? &enc.packets[i] : NULL));
@@ -400,6 +413,13 @@ static void an_encoder_refuses_a_peers_frame_that_its_memory_does_not_back(void)
 }
 
 static void bad_descriptors_and_packets_are_refused_by_name(void) {
+  {
+    gpures_decoder *fresh = h264_decoder(4);
+    CHECK_FAILS(GPURES_E_INVALID_VALUE, "decoder", gpures_decoder_notify(fresh, 1, 1)); /* no pool yet */
+    CHECK_OK(gpures_decoder_notify_cancel(fresh, 1, 1, GPURES_E_CANCELLED));
+    CHECK_FAILS(GPURES_E_NULL_POINTER, "decoder", gpures_decoder_notify(NULL, 1, 1));
+    CHECK_OK(gpures_decoder_destroy(fresh));
+  }
   gpures_decoder *dec = NULL;
   gpures_decoder_desc d = {.struct_size = sizeof d, .codec = "h264"};
   d.slots = 1;

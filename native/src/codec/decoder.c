@@ -681,6 +681,27 @@ int gpures_decoder_create(const gpures_decoder_desc *desc, gpures_decoder **out)
   return GPURES_OK;
 }
 
+int gpures_decoder_notify(gpures_decoder *d, uint32_t queue, uint64_t token) {
+  gpures__op op = decoder_op("ask the decoder for a free slot");
+  if (!d) return gpures__fail(op, GPURES_E_NULL_POINTER, "decoder", "decoder is null");
+  pthread_mutex_lock(&d->mu); /* the pool may change under libavcodec's threads */
+  int status = d->pool ? gpures_pool_notify(d->pool, queue, token)
+                       : gpures__fail(op, GPURES_E_INVALID_VALUE, "decoder",
+                                      "the decoder has no frames yet, so no slot to wait for");
+  pthread_mutex_unlock(&d->mu);
+  return status;
+}
+
+int gpures_decoder_notify_cancel(gpures_decoder *d, uint32_t queue, uint64_t token, int why) {
+  gpures__op op = decoder_op("withdraw the decoder's slot notice");
+  if (!d) return gpures__fail(op, GPURES_E_NULL_POINTER, "decoder", "decoder is null");
+  pthread_mutex_lock(&d->mu);
+  /* A notice of a pool since replaced was posted (STALE) when it closed: nothing to withdraw. */
+  int status = d->pool ? gpures_pool_notify_cancel(d->pool, queue, token, why) : GPURES_OK;
+  pthread_mutex_unlock(&d->mu);
+  return status;
+}
+
 int gpures_decoder_destroy(gpures_decoder *d) {
   if (!d) return GPURES_OK;
   const gpures__av *a = d->av;

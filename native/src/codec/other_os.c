@@ -45,6 +45,14 @@ int gpures_decoder_last_run(gpures_decoder *decoder) {
   (void)decoder;
   return unsupported("decode queued packets");
 }
+int gpures_decoder_notify(gpures_decoder *decoder, uint32_t queue, uint64_t token) {
+  (void)decoder, (void)queue, (void)token;
+  return unsupported("ask the decoder for a free slot");
+}
+int gpures_decoder_notify_cancel(gpures_decoder *decoder, uint32_t queue, uint64_t token, int why) {
+  (void)decoder, (void)queue, (void)token, (void)why;
+  return unsupported("withdraw the decoder's slot notice");
+}
 int gpures_decoder_destroy(gpures_decoder *decoder) { (void)decoder; return GPURES_OK; }
 int gpures_encoder_create(const gpures_encoder_desc *desc, gpures_encoder **out) {
   (void)desc;
