@@ -10,11 +10,14 @@
 // own (`-benchmark`'s rtime: no process start, the stream read from a file).
 // Encoding: (e) the CLI encoding raw frames from a file with libx264
 // ultrafast, against (f) FrameEncoder reading pool slots in place.
+// Files: (g) `ffmpeg -threads 1 -i in.mp4 -f null -` (demux and decode),
+// against (h) Demuxer's chunks into VideoDecoder, the same mp4.
 //
 //   deno run -A bench/codec_bench.ts [--size 1920x1080] [--frames 120]
 
 import {
   codecStats,
+  Demuxer,
   EncodedVideoChunk,
   FrameDecoder,
   FrameEncoder,
@@ -86,6 +89,20 @@ async function videoDecoder(): Promise<number> {
   await d.flush();
   d.close();
   if (n !== frames) throw new Error(`VideoDecoder gave ${n} frames`);
+  return performance.now() - start;
+}
+
+async function demuxAndDecode(path: string): Promise<number> {
+  const start = performance.now();
+  await using input = await Demuxer.open(path);
+  const track = input.tracks.find((t) => t.config)!;
+  let n = 0;
+  const d = new VideoDecoder({ output: (f) => (f.close(), n++), error: (e) => console.error(e) });
+  d.configure(track.config!);
+  for await (const chunk of input.chunks(track.index)) d.decode(chunk);
+  await d.flush();
+  d.close();
+  if (n !== frames) throw new Error(`Demuxer and VideoDecoder gave ${n} frames`);
   return performance.now() - start;
 }
 
@@ -209,6 +226,11 @@ const encCliMs = await best(() =>
   ])
 );
 const encMs = await best(() => frameEncoder(raw));
+await cli(["-f", "h264", "-i", `${dir}/in.h264`, "-c", "copy", `${dir}/in.mp4`]);
+const fileCliMs = await best(() =>
+  cliWork(["-threads", "1", "-i", `${dir}/in.mp4`, "-f", "null", "-"])
+);
+const fileMs = await best(() => demuxAndDecode(`${dir}/in.mp4`));
 await Deno.remove(dir, { recursive: true });
 
 console.log(`H.264 ${size}, ${frames} frames, one decoding thread each, best of 3:`);
@@ -230,4 +252,8 @@ console.log(
   `  (f) FrameEncoder, slots read in place                           ${fps(encMs)} fps  ${
     ratio(encCliMs, encMs)
   }x the CLI`,
+);
+console.log(`  (g) ffmpeg CLI, mp4 demux + decode  ${fps(fileCliMs)} fps  (floor)`);
+console.log(
+  `  (h) Demuxer + VideoDecoder, the mp4  ${fps(fileMs)} fps  ${ratio(fileCliMs, fileMs)}x the CLI`,
 );
