@@ -90,7 +90,13 @@ async function readChunks(input: Demuxer, track?: number): Promise<EncodedVideoC
   return chunks;
 }
 
-const CASES: { name: string; codec: string[]; family: RegExp; decoder?: string }[] = [
+const CASES: {
+  name: string;
+  codec: string[];
+  family: RegExp;
+  decoder?: string;
+  encoder?: string;
+}[] = [
   { name: "h264.mp4", codec: ["-c:v", "libx264"], family: /^avc1\.64/ },
   { name: "h264.mkv", codec: ["-c:v", "libx264", "-profile:v", "main"], family: /^avc1\.4d/ },
   { name: "h264.ts", codec: ["-c:v", "libx264", "-profile:v", "baseline"], family: /^avc1\.42/ },
@@ -100,13 +106,28 @@ const CASES: { name: string; codec: string[]; family: RegExp; decoder?: string }
     family: /^vp09\./,
     decoder: "vp9",
   },
+  {
+    name: "hevc.mp4",
+    codec: ["-c:v", "libx265", "-x265-params", "log-level=none"],
+    family: /^hvc1\./,
+    decoder: "hevc",
+    encoder: "libx265",
+  },
+  {
+    name: "av1.mkv",
+    codec: ["-c:v", "libaom-av1", "-cpu-used", "8"],
+    family: /^av01\.0\.\d\dM\.08/,
+    decoder: "libdav1d",
+    encoder: "libaom-av1",
+  },
 ];
 
 for (const c of CASES) {
   Deno.test({
     name:
       `a ${c.name} the CLI made decodes through Demuxer and VideoDecoder to the CLI's own bytes`,
-    ignore: ignore || (c.decoder !== undefined && !isCodecSupported(c.decoder, "decoder")),
+    ignore: ignore || (c.decoder !== undefined && !isCodecSupported(c.decoder, "decoder")) ||
+      (c.encoder !== undefined && !isCodecSupported(c.encoder, "encoder")),
     async fn() {
       const file = await sourceFile(c.name, c.codec);
       await using input = await Demuxer.open(file);
@@ -118,7 +139,8 @@ for (const c of CASES) {
       assert.equal(track.config!.codedHeight, H);
       assert.equal(track.framerate, 25);
       assert.equal((await VideoDecoder.isConfigSupported(track.config!)).supported, true);
-      // mp4 and Matroska frame H.264 by length (an avcC description); MPEG-TS by start code.
+      // mp4 and Matroska carry a configuration record (avcC, hvcC, av1C); MPEG-TS and WebM VP9 none.
+      // mp4 and Matroska carry a configuration record (avcC, hvcC, av1C); MPEG-TS and WebM's VP9 none.
       assert.equal(track.config!.description !== undefined, /\.(mp4|mkv)$/.test(c.name));
       const chunks = await readChunks(input);
       assert.equal(chunks.length, FRAMES);
