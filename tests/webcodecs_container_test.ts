@@ -7,6 +7,7 @@
 // missing; CI installs them.
 
 import assert from "node:assert/strict";
+import { hasFfmpeg } from "./_support/ffmpeg_cli.ts";
 import {
   Demuxer,
   EncodedVideoChunk,
@@ -22,14 +23,6 @@ import {
 const W = 320, H = 240, FRAMES = 12;
 const FRAME_BYTES = W * H * 3 / 2;
 
-function hasFfmpeg(): boolean {
-  try {
-    return new Deno.Command("ffmpeg", { args: ["-version"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
 const available = Deno.build.os === "linux" && hasFfmpeg() &&
   isCodecSupported("libx264", "encoder") && isCodecSupported("h264", "decoder");
 const ignore = !available;

@@ -8,6 +8,7 @@
 // skipped without the ffmpeg CLI or the encoder.
 
 import assert from "node:assert/strict";
+import { hasFfmpeg, runCommand } from "./_support/ffmpeg_cli.ts";
 import { avcConfigurationRecord, nalUnits } from "../ffi/webcodecs/avc.ts";
 import { parseCodecString } from "../ffi/webcodecs/codec_string.ts";
 import { hevcConfigurationRecord } from "../ffi/webcodecs/hevc.ts";
@@ -55,14 +56,6 @@ const annexB = (units: Uint8Array[]) => new Uint8Array(units.flatMap((u) => [...
 
 // --- the ffmpeg CLI ---
 
-function hasFfmpeg(): boolean {
-  try {
-    return new Deno.Command("ffmpeg", { args: ["-version"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
 const ENCODERS = hasFfmpeg()
   ? new TextDecoder().decode(
     new Deno.Command("ffmpeg", { args: ["-hide_banner", "-encoders"], stderr: "null" })
@@ -72,31 +65,12 @@ const ENCODERS = hasFfmpeg()
 const hasEncoder = (name: string) => new RegExp(`^ V\\S* ${name} `, "m").test(ENCODERS);
 const AV1_ENCODER = ["libaom-av1", "libsvtav1", "librav1e"].find(hasEncoder);
 
-/** A command's stdout with `input` on its stdin; it must succeed. */
-async function run(cmd: string, args: string[], input?: Uint8Array): Promise<Uint8Array> {
-  const child = new Deno.Command(cmd, {
-    args,
-    stdin: input ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (input) {
-    const writer = child.stdin.getWriter();
-    await writer.write(input);
-    await writer.close();
-  }
-  const out = await child.output();
-  const log = new TextDecoder().decode(out.stderr).slice(-2000);
-  assert.ok(out.success, `${cmd} ${args.join(" ")} failed:\n${log}`);
-  return out.stdout;
-}
-
 /** Two 320x240 frames of testsrc2 through `encoder` with `options`, in the container `format`. */
 function encode(encoder: string, format: string, options: string[] = []): Promise<Uint8Array> {
   // delay_moov: the moov waits for the first packet, so a record an encoder
   // gives only then (libaom's av1C) is in it; empty_moov lets it go to a pipe.
   const mp4 = format === "mp4" ? ["-movflags", "frag_keyframe+empty_moov+delay_moov"] : [];
-  return run("ffmpeg", [
+  return runCommand("ffmpeg", [
     "-hide_banner",
     "-loglevel",
     "error",
@@ -121,7 +95,7 @@ function box(file: Uint8Array, type: string): Uint8Array {
 /** What ffprobe (libavcodec's parsers) reads as the stream's level. */
 async function probedLevel(file: Uint8Array): Promise<number> {
   const args = ["-v", "error", "-show_entries", "stream=level", "-of", "csv=p=0", "-"];
-  return Number(new TextDecoder().decode(await run("ffprobe", args, file)).trim());
+  return Number(new TextDecoder().decode(await runCommand("ffprobe", args, file)).trim());
 }
 
 /** A test that needs the ffmpeg CLI with `encoder`. */

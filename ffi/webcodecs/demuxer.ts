@@ -17,6 +17,7 @@ import type {
   VideoTransferCharacteristics,
 } from "./color_space.ts";
 import { trackCodec, type TrackFacts } from "./track_config.ts";
+import { descriptorOf, listOption, stringOption, urlOption } from "./_container_args.ts";
 
 const DESC_SIZE = 48;
 const TRACK_INFO_SIZE = 152;
@@ -24,10 +25,6 @@ const PACKET_SIZE = 48;
 const TRACK_END = 0xffff_ffff;
 const NOPTS = -(2n ** 63n);
 const MEDIA = ["other", "video", "audio", "subtitle"] as const;
-
-/** A C string the call reads while it runs. */
-const cString = (s: string) => new TextEncoder().encode(s + "\0");
-const addressOf = (b: Uint8Array) => BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(b)));
 
 /** Options of {@link Demuxer.open}. */
 export interface DemuxerOptions {
@@ -189,14 +186,6 @@ function extradataOf(d: Deno.PointerValue, index: number, size: number): Uint8Ar
   return out.subarray(0, got[0]);
 }
 
-function listOption(what: string, field: string, v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.length === 0 || v.some((s) => typeof s !== "string" || s === "")) {
-    refuse(what, field, `${show(v)} is not a list of names`);
-  }
-  return (v as string[]).join(",");
-}
-
 /**
  * A container's tracks and their chunks (FFmpeg's libavformat; UnsupportedError
  * naming what is missing without it). Video tracks whose codec the WebCodecs
@@ -226,26 +215,15 @@ export class Demuxer implements AsyncDisposable {
   /** Opens `url` (a path or a URL) and reads ahead to learn its tracks. */
   static async open(url: string | URL, options?: DemuxerOptions): Promise<Demuxer> {
     const what = "open a Demuxer";
-    const path = url instanceof URL
-      ? (url.protocol === "file:" ? decodeURIComponent(url.pathname) : url.href)
-      : url;
-    if (typeof path !== "string" || path === "") {
-      refuse(what, "url", `${show(url)} is not a path or URL`);
-    }
+    const path = urlOption(what, url);
     const bag = optionsBag(what, options) ?? {};
-    const format = own(bag, "format");
-    if (format !== undefined && typeof format !== "string") {
-      refuse(what, "format", `${show(format)} is not a name`);
-    }
-    const protocols = listOption(what, "protocols", own(bag, "protocols"));
-    const formats = listOption(what, "formats", own(bag, "formats"));
     const timeout = own(bag, "timeoutMs");
-    const strings = [path, format, protocols, formats].map((s) =>
-      s === undefined ? undefined : cString(s as string)
-    );
-    const desc = new DataView(new ArrayBuffer(DESC_SIZE));
-    desc.setUint32(0, DESC_SIZE, true);
-    strings.forEach((s, i) => desc.setBigUint64(8 + 8 * i, s ? addressOf(s) : 0n, true));
+    const { view: desc, keep } = descriptorOf(DESC_SIZE, [
+      path,
+      stringOption(what, bag, "format"),
+      listOption(what, bag, "protocols"),
+      listOption(what, bag, "formats"),
+    ]);
     desc.setUint32(
       40,
       timeout === undefined ? 0 : countOption(what, "timeoutMs", timeout, 1, 3_600_000),
@@ -253,6 +231,7 @@ export class Demuxer implements AsyncDisposable {
     );
     const out = new BigUint64Array(1);
     check(lib().gpures_demuxer_create(new Uint8Array(desc.buffer), out));
+    keep.length = 0; // copied by create
     const d = Deno.UnsafePointer.create(out[0]);
     const status = await lib().gpures_demuxer_open(d); // the strings were copied by create
     if (status !== 0) {

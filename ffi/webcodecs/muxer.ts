@@ -11,14 +11,19 @@ import { chunkBytes, EncodedVideoChunk } from "./encoded_chunk.ts";
 import type { VideoDecoderConfig } from "./video_decoder.ts";
 import { parseCodecString } from "./codec_string.ts";
 import { bufferSource } from "./webidl.ts";
+import {
+  addressOf,
+  cString,
+  descriptorOf,
+  listOption,
+  stringOption,
+  urlOption,
+} from "./_container_args.ts";
 
 const DESC_SIZE = 40;
 const TRACK_DESC_SIZE = 72;
 const PACKET_SIZE = 48;
 const LIBAVCODEC_NAME = { avc: "h264", hevc: "hevc", vp8: "vp8", vp9: "vp9", av1: "av1" } as const;
-
-const cString = (s: string) => new TextEncoder().encode(s + "\0");
-const addressOf = (b: Uint8Array) => BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(b)));
 
 /** Options of {@link Muxer.create}. */
 export interface MuxerOptions {
@@ -86,33 +91,16 @@ export class Muxer implements AsyncDisposable {
   /** Picks the muxer for `url` (a path or a URL); the file is created when the first chunk is written. */
   static create(url: string | URL, options?: MuxerOptions): Muxer {
     const what = "create a Muxer";
-    const path = url instanceof URL
-      ? (url.protocol === "file:" ? decodeURIComponent(url.pathname) : url.href)
-      : url;
-    if (typeof path !== "string" || path === "") {
-      refuse(what, "url", `${show(url)} is not a path or URL`);
-    }
     const bag = optionsBag(what, options) ?? {};
-    const format = own(bag, "format");
-    if (format !== undefined && typeof format !== "string") {
-      refuse(what, "format", `${show(format)} is not a name`);
-    }
-    const list = own(bag, "protocols");
-    if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s !== "string"))) {
-      refuse(what, "protocols", `${show(list)} is not a list of names`);
-    }
-    const extra = own(bag, "options");
-    if (extra !== undefined && typeof extra !== "string") {
-      refuse(what, "options", `${show(extra)} is not a string`);
-    }
-    const strings = [path, format, (list as string[] | undefined)?.join(","), extra].map((s) =>
-      s === undefined ? undefined : cString(s as string)
-    );
-    const desc = new DataView(new ArrayBuffer(DESC_SIZE));
-    desc.setUint32(0, DESC_SIZE, true);
-    strings.forEach((s, i) => desc.setBigUint64(8 + 8 * i, s ? addressOf(s) : 0n, true));
+    const { view: desc, keep } = descriptorOf(DESC_SIZE, [
+      urlOption(what, url),
+      stringOption(what, bag, "format"),
+      listOption(what, bag, "protocols"),
+      stringOption(what, bag, "options"),
+    ]);
     const out = new BigUint64Array(1);
     check(lib().gpures_muxer_create(new Uint8Array(desc.buffer), out));
+    keep.length = 0; // copied by create
     return new Muxer(Deno.UnsafePointer.create(out[0]));
   }
 
