@@ -78,7 +78,9 @@ async function decodeAndSend(): Promise<void> {
   });
   decoder.configure(track.config!);
   let chunks = 0;
+  const dequeued = () => new Promise((r) => decoder.addEventListener("dequeue", r, { once: true }));
   for await (const chunk of input.chunks(track.index)) {
+    while (decoder.decodeQueueSize >= 8) await dequeued(); // read no further ahead than decoding
     decoder.decode(chunk);
     chunks++;
   }

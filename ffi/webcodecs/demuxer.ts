@@ -40,8 +40,10 @@ export interface DemuxerOptions {
    * input: no playlists (HLS, DASH), no concatenation lists, no image sequences.
    */
   formats?: string[];
-  /** Milliseconds network I/O may go without progress, 1..3600000 (libavformat's default: none). */
+  /** Milliseconds network I/O may go without progress, 1..3600000 (default 30 s for a URL, none for a path). */
   timeoutMs?: number;
+  /** Aborting it interrupts the open (it rejects with CancelledError). */
+  signal?: AbortSignal;
 }
 
 /** One track of a container. */
@@ -74,6 +76,36 @@ export interface DemuxedChunk {
   chunk: EncodedVideoChunk;
   /** Microseconds, decode order, when the container says: what a Muxer needs of streams with B-frames. */
   decodeTimestamp?: number;
+  /**
+   * Decode it, but show none of its frame: pre-roll before the start an edit
+   * list gives (a cut made without re-encoding). Drop the frames whose
+   * timestamp is this chunk's.
+   */
+  discard?: boolean;
+}
+
+/** A Demuxer nobody closed: its input closed once it is garbage. */
+const forgotten = new FinalizationRegistry<Deno.PointerValue>((d) => {
+  lib().gpures_demuxer_interrupt(d);
+  lib().gpures_demuxer_destroy(d);
+});
+
+/**
+ * Timebase units as whole microseconds, exactly (BigInt, rounded half up). A
+ * time too far for a chunk (beyond 2^53 µs, about 285 years) is the file's
+ * lie: InvalidValueError naming "url".
+ */
+function microseconds(t: bigint, num: number, den: number): number {
+  const n = t * 1_000_000n * BigInt(num) * 2n + BigInt(den), d = 2n * BigInt(den);
+  const us = n / d - (n % d < 0n ? 1n : 0n); // floor, also below zero
+  if (us > BigInt(Number.MAX_SAFE_INTEGER) || us < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw new GpuResourceError(
+      `Cannot read: the input's time ${t} x ${num}/${den} s is beyond what a chunk holds`,
+      "INVALID_VALUE",
+      "url",
+    );
+  }
+  return Number(us);
 }
 
 /** Bits per sample and chroma of an FFmpeg pixel format name ("yuv420p10le"). */
@@ -149,7 +181,13 @@ function trackOf(d: Deno.PointerValue, index: number): DemuxedTrack {
     timebase: [tbNum, tbDen],
   };
   if (frNum && frDen) track.framerate = frNum / frDen;
-  if (duration >= 0n) track.duration = Math.round(Number(duration) * 1e6 * tbNum / tbDen);
+  if (duration >= 0n) {
+    try {
+      track.duration = microseconds(duration, tbNum, tbDen);
+    } catch {
+      // a duration no chunk could reach: unknown
+    }
+  }
   if (frames > 0n) track.frames = Number(frames);
   if (media !== "video" || !width || !height) return track;
   const extradata = extradataOf(d, index, view.getUint32(12, true));
@@ -210,6 +248,7 @@ export class Demuxer implements AsyncDisposable {
   private constructor(demuxer: Deno.PointerValue, tracks: DemuxedTrack[]) {
     this.#demuxer = demuxer;
     this.tracks = Object.freeze(tracks);
+    forgotten.register(this, demuxer, this);
   }
 
   /** Opens `url` (a path or a URL) and reads ahead to learn its tracks. */
@@ -229,11 +268,19 @@ export class Demuxer implements AsyncDisposable {
       timeout === undefined ? 0 : countOption(what, "timeoutMs", timeout, 1, 3_600_000),
       true,
     );
+    const signal = own(bag, "signal");
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      refuse(what, "signal", `${show(signal)} is not an AbortSignal`);
+    }
     const out = new BigUint64Array(1);
     check(lib().gpures_demuxer_create(new Uint8Array(desc.buffer), out));
     keep.length = 0; // copied by create
     const d = Deno.UnsafePointer.create(out[0]);
+    const interrupt = () => lib().gpures_demuxer_interrupt(d);
+    (signal as AbortSignal | undefined)?.addEventListener("abort", interrupt, { once: true });
+    if ((signal as AbortSignal | undefined)?.aborted) interrupt();
     const status = await lib().gpures_demuxer_open(d); // the strings were copied by create
+    (signal as AbortSignal | undefined)?.removeEventListener("abort", interrupt);
     if (status !== 0) {
       const error = lastError(lib().gpures_demuxer_last_run(d));
       lib().gpures_demuxer_destroy(d);
@@ -269,10 +316,17 @@ export class Demuxer implements AsyncDisposable {
   /** Reads only these tracks from now on (indices of {@link tracks}), after a read in flight. */
   select(tracks: readonly number[]): Promise<void> {
     const what = "select tracks";
-    const d = this.#live(what);
-    if (!Array.isArray(tracks)) refuse(what, "tracks", `${show(tracks)} is not a list of indices`);
-    const last = this.tracks.length - 1;
-    const wanted = new Set(tracks.map((t, i) => countOption(what, `tracks[${i}]`, t, 0, last)));
+    let d: Deno.PointerValue, wanted: Set<number>;
+    try {
+      d = this.#live(what);
+      if (!Array.isArray(tracks)) {
+        refuse(what, "tracks", `${show(tracks)} is not a list of indices`);
+      }
+      const last = this.tracks.length - 1;
+      wanted = new Set(tracks.map((t, i) => countOption(what, `tracks[${i}]`, t, 0, last)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const step = this.#running.then(() => {
       for (const t of this.tracks) {
         check(lib().gpures_demuxer_select(d, t.index, wanted.has(t.index) ? 1 : 0));
@@ -282,7 +336,11 @@ export class Demuxer implements AsyncDisposable {
     return step;
   }
 
-  /** The chunks of one track (the first with a `config` by default), to the end of the input. */
+  /**
+   * The chunks of one track (the first with a `config` by default), to the end
+   * of the input: it becomes the only track read (call it before the first
+   * read, so that the track starts at its first key chunk).
+   */
   async *chunks(track?: number): AsyncGenerator<EncodedVideoChunk, void, undefined> {
     const index = track === undefined
       ? this.tracks.find((t) => t.config)?.index
@@ -294,7 +352,7 @@ export class Demuxer implements AsyncDisposable {
     for (;;) {
       const next = await this.read();
       if (next === null) return;
-      yield next.chunk;
+      if (next.track === index) yield next.chunk; // another caller may select others meanwhile
     }
   }
 
@@ -309,13 +367,21 @@ export class Demuxer implements AsyncDisposable {
     const data = new Uint8Array(size);
     Deno.UnsafePointerView.copyInto(ptr!, data);
     const [num, den] = this.tracks[track].timebase;
-    const us = (t: bigint) => Math.round(Number(t) * 1e6 * num / den);
+    const us = (t: bigint) => microseconds(t, num, den);
     const pts = view.getBigInt64(24, true), dts = view.getBigInt64(32, true);
     const duration = view.getBigInt64(40, true);
     const timestamp = pts !== NOPTS ? us(pts) : dts !== NOPTS ? us(dts) : 0;
-    const type = (view.getUint32(4, true) & 1) ? "key" : "delta";
-    const chunk = chunkOf(type, timestamp, duration > 0n ? us(duration) : null, data);
-    return dts === NOPTS ? { track, chunk } : { track, chunk, decodeTimestamp: us(dts) };
+    const flags = view.getUint32(4, true);
+    const chunk = chunkOf(
+      flags & 1 ? "key" : "delta",
+      timestamp,
+      duration > 0n ? us(duration) : null,
+      data,
+    );
+    const out: DemuxedChunk = { track, chunk };
+    if (dts !== NOPTS) out.decodeTimestamp = us(dts);
+    if (flags & 2) out.discard = true;
+    return out;
   }
 
   #closed(what: string): GpuResourceError {
@@ -332,6 +398,7 @@ export class Demuxer implements AsyncDisposable {
     const d = this.#demuxer;
     if (d === null) return;
     this.#demuxer = null;
+    forgotten.unregister(this);
     lib().gpures_demuxer_interrupt(d); // a read stalled on the network returns
     await this.#running;
     lib().gpures_demuxer_destroy(d);

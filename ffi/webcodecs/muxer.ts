@@ -5,7 +5,7 @@
 
 import { lib } from "../load/load.ts";
 import { check, lastError } from "../load/native.ts";
-import { enumValue, optionsBag, own, refuse, show } from "../table/values.ts";
+import { countOption, enumValue, optionsBag, own, refuse, show } from "../table/values.ts";
 import { GpuResourceError } from "../errors.ts";
 import { chunkBytes, EncodedVideoChunk } from "./encoded_chunk.ts";
 import type { VideoDecoderConfig } from "./video_decoder.ts";
@@ -20,10 +20,16 @@ import {
   urlOption,
 } from "./_container_args.ts";
 
-const DESC_SIZE = 40;
+const DESC_SIZE = 48;
 const TRACK_DESC_SIZE = 72;
 const PACKET_SIZE = 48;
 const LIBAVCODEC_NAME = { avc: "h264", hevc: "hevc", vp8: "vp8", vp9: "vp9", av1: "av1" } as const;
+
+/** A Muxer nobody closed: its output closed as it is, once it is garbage. */
+const forgotten = new FinalizationRegistry<Deno.PointerValue>((m) => {
+  lib().gpures_muxer_interrupt(m);
+  lib().gpures_muxer_destroy(m);
+});
 
 /** Options of {@link Muxer.create}. */
 export interface MuxerOptions {
@@ -33,6 +39,8 @@ export interface MuxerOptions {
   protocols?: string[];
   /** The muxer's own options, "movflags=+faststart"; one it does not have throws when writing begins. */
   options?: string;
+  /** Milliseconds network I/O may go without progress, 1..3600000 (default 30 s for a URL, none for a path). */
+  timeoutMs?: number;
 }
 
 /** Options of {@link Muxer.addTrack}. */
@@ -70,7 +78,7 @@ function colorCodes(config: VideoDecoderConfig): number[] {
  * const encoder = new VideoEncoder({
  *   output: (chunk, meta) => {
  *     if (track < 0) track = out.addTrack(meta!.decoderConfig!);
- *     void out.addChunk(track, chunk);
+ *     void out.addChunk(track, chunk); // a failure comes back from finish() too
  *   },
  *   error: console.error,
  * });
@@ -83,9 +91,14 @@ export class Muxer implements AsyncDisposable {
   #running: Promise<unknown> = Promise.resolve();
   #packet = new Uint8Array(PACKET_SIZE);
   #tracks = 0;
+  #started = false;
+  /** The first chunk that could not be written: every later call fails with it, finish() included. */
+  #failure: unknown = undefined;
+  #lastDts: number[] = [];
 
   private constructor(muxer: Deno.PointerValue) {
     this.#muxer = muxer;
+    forgotten.register(this, muxer, this);
   }
 
   /** Picks the muxer for `url` (a path or a URL); the file is created when the first chunk is written. */
@@ -98,6 +111,10 @@ export class Muxer implements AsyncDisposable {
       listOption(what, bag, "protocols"),
       stringOption(what, bag, "options"),
     ]);
+    const timeout = own(bag, "timeoutMs");
+    if (timeout !== undefined) {
+      desc.setUint32(40, countOption(what, "timeoutMs", timeout, 1, 3_600_000), true);
+    }
     const out = new BigUint64Array(1);
     check(lib().gpures_muxer_create(new Uint8Array(desc.buffer), out));
     keep.length = 0; // copied by create
@@ -112,6 +129,9 @@ export class Muxer implements AsyncDisposable {
   addTrack(config: VideoDecoderConfig, options?: MuxerTrackOptions): number {
     const what = "add a track to the Muxer";
     const m = this.#live(what);
+    if (this.#started) {
+      refuse(what, "muxer", "has chunks already: every track comes before the first");
+    }
     if (typeof config !== "object" || config === null) {
       refuse(what, "config", "is not a VideoDecoderConfig");
     }
@@ -170,10 +190,23 @@ export class Muxer implements AsyncDisposable {
       refuse(what, "track", `${show(track)} is not a track of the Muxer (${this.#tracks})`);
     }
     if (!(chunk instanceof EncodedVideoChunk)) refuse(what, "chunk", "is not an EncodedVideoChunk");
-    const dts = own(optionsBag(what, options), "decodeTimestamp") ?? chunk.timestamp;
+    const given = own(optionsBag(what, options), "decodeTimestamp");
+    const dts = given ?? chunk.timestamp;
     if (!Number.isSafeInteger(dts)) {
       refuse(what, "decodeTimestamp", `${show(dts)} is not microseconds`);
     }
+    if (given === undefined && (dts as number) < (this.#lastDts[track] ?? -Infinity)) {
+      // Chunks come in decode order: a timestamp that goes back is a B-frame's, whose decode time only the caller knows.
+      refuse(
+        what,
+        "decodeTimestamp",
+        `is needed: the chunk at ${dts} µs comes after one at ${
+          this.#lastDts[track]
+        } µs (B-frames)`,
+      );
+    }
+    this.#lastDts[track] = dts as number;
+    this.#started = true;
     return this.#step(m, () => {
       const data = chunkBytes(chunk);
       const view = new DataView(this.#packet.buffer);
@@ -197,8 +230,14 @@ export class Muxer implements AsyncDisposable {
   /* Queue on this thread with no write in flight (the C queue and run must not overlap), then write off it. */
   #step(m: Deno.PointerValue, queue: () => void): Promise<void> {
     const step = this.#running.then(async () => {
-      queue();
-      if (await lib().gpures_muxer_run(m) !== 0) throw lastError(lib().gpures_muxer_last_run(m));
+      if (this.#failure !== undefined) throw this.#failure; // nothing after a lost chunk looks whole
+      try {
+        queue();
+        if (await lib().gpures_muxer_run(m) !== 0) throw lastError(lib().gpures_muxer_last_run(m));
+      } catch (e) {
+        this.#failure ??= e;
+        throw e;
+      }
     });
     this.#running = step.catch(() => {});
     return step;
@@ -211,11 +250,13 @@ export class Muxer implements AsyncDisposable {
     return this.#muxer;
   }
 
-  /** Frees the muxer once a write in flight ends; a file not finished is left as it is. */
+  /** Frees the muxer: a write in flight is interrupted (it rejects with CancelledError); a file not finished is left as it is. */
   async close(): Promise<void> {
     const m = this.#muxer;
     if (m === null) return;
     this.#muxer = null;
+    forgotten.unregister(this);
+    lib().gpures_muxer_interrupt(m); // a write stalled on the network returns
     await this.#running;
     lib().gpures_muxer_destroy(m);
   }

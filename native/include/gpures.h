@@ -2137,6 +2137,8 @@ typedef struct gpures_packet {
   int64_t duration;          /* 0: unknown */
 } gpures_packet;
 #define GPURES_PACKET_KEY (1u << 0)
+/* A demuxed packet to decode and not show (pre-roll before an edit list's start). */
+#define GPURES_PACKET_DISCARD (1u << 1)
 
 typedef struct gpures_decoder gpures_decoder;
 typedef struct gpures_decoder_desc {
@@ -2273,8 +2275,9 @@ GPURES_API int gpures_encoder_destroy(gpures_encoder *encoder);
 ** libavformat parses what it is given, and can open more than the one input
 ** (a playlist names other files and URLs). A demuxer opens the input itself
 ** under `protocols` (nested opens held to it too): by default "file" for a
-** path, and for a URL of a known scheme (http, https, rtmp, rtmps, rtsp, srt,
-** udp, tcp, file) that scheme and what carries it; any other scheme (pipe:,
+** path, and for a URL of a known scheme (http, https, rtmp, rtmps, srt, udp,
+** tcp, file) that scheme and what carries it (https and rtmps check the
+** server's certificate against the system's authorities); any other scheme (pipe:,
 ** fd:, subfile:, ...) only when `protocols` names it. It probes the input and
 ** refuses a container not in `formats` (by default those that open nothing
 ** else: no playlists, no concatenation lists, no image sequences), and nested
@@ -2292,7 +2295,7 @@ typedef struct gpures_demuxer_desc {
   const char *format;        /* a demuxer's name ("mov", "matroska", "mpegts"); NULL: probe */
   const char *protocols;     /* libavformat's protocols it may open, comma-separated; NULL: see above */
   const char *formats;       /* the demuxers probing may pick, comma-separated; NULL: see above */
-  uint32_t timeout_ms;       /* for network I/O to make progress; 0: libavformat's own */
+  uint32_t timeout_ms;       /* for network I/O to make progress; 0: 30 s for a URL, none for a path */
   uint32_t reserved;
 } gpures_demuxer_desc;
 
@@ -2370,7 +2373,10 @@ typedef struct gpures_muxer_desc {
   const char *url;           /* the path (or URL) written */
   const char *format;        /* a muxer's name ("mp4", "matroska", "webm", "mpegts"); NULL: by url's extension */
   const char *protocols;     /* as a demuxer's, what the muxer opens itself included */
-  const char *options;       /* the muxer's own, "movflags=+faststart", or NULL */
+  const char *options;       /* the muxer's own, "movflags=+faststart", or NULL; no protocol or
+                                format list among them */
+  uint32_t timeout_ms;       /* for network I/O to make progress; 0: 30 s for a URL, none for a path */
+  uint32_t reserved;
 } gpures_muxer_desc;
 
 typedef struct gpures_mux_track_desc {

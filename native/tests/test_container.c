@@ -542,6 +542,50 @@ static void an_open_stalled_on_the_network_is_interrupted(void) {
   close(server);
 }
 
+static void pre_roll_before_an_edit_list_is_marked_discard(void) {
+  char cmd[640];
+  snprintf(cmd, sizeof cmd,
+           "ffmpeg -loglevel error -y -f lavfi -i testsrc2=size=160x96:rate=25 -frames:v 25 "
+           "-c:v libx264 -g 25 -pix_fmt yuv420p %s/whole.mp4 && ffmpeg -loglevel error -y -ss 0.6 "
+           "-i %s/whole.mp4 -c copy %s/cut.mp4",
+           dir, dir, dir);
+  if (system(cmd) != 0) {
+    printf("# no ffmpeg CLI: skipped\n");
+    return;
+  }
+  gpures_demuxer *d = open_demuxer(path_of("cut.mp4"), NULL, NULL);
+  CHECK_OK(gpures_demuxer_open(d));
+  int discarded = 0, shown = 0;
+  for (int i = 0; i < 100; i++) {
+    CHECK_OK(gpures_demuxer_read(d));
+    uint32_t track = 0;
+    gpures_packet p = {.struct_size = sizeof p};
+    CHECK_OK(gpures_demuxer_packet(d, &track, &p));
+    if (track == GPURES_TRACK_END) break;
+    if (p.flags & GPURES_PACKET_DISCARD) discarded++;
+    else shown++;
+  }
+  /* The cut starts at the key frame before 0.6 s: the frames before 0.6 s are decoded, not shown. */
+  CHECK(discarded >= 10 && shown >= 8);
+  CHECK_OK(gpures_demuxer_destroy(d));
+}
+
+static void a_muxers_options_may_not_touch_its_lists_nor_matroska_take_annex_b(void) {
+  gpures_muxer_desc md = {.struct_size = sizeof md, .url = path_of("opts.mkv"),
+                          .options = "protocol_whitelist=file,pipe:segment_list=pipe\\:1"};
+  gpures_muxer *m = NULL;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "options", gpures_muxer_create(&md, &m));
+  md.options = NULL;
+  md.timeout_ms = 3600001;
+  CHECK_FAILS(GPURES_E_INVALID_VALUE, "timeoutMs", gpures_muxer_create(&md, &m));
+  md.timeout_ms = 0;
+  CHECK_OK(gpures_muxer_create(&md, &m));
+  gpures_mux_track_desc td = {.struct_size = sizeof td, .codec = "h264", .width = W, .height = H};
+  uint32_t track = 0;
+  CHECK_FAILS(GPURES_E_UNSUPPORTED, "extradata", gpures_muxer_add_track(m, &td, &track));
+  CHECK_OK(gpures_muxer_destroy(m));
+}
+
 int main(void) {
   gpures_muxer_desc md = {.struct_size = sizeof md, .url = "/tmp/probe.mp4"};
   gpures_muxer *m = NULL;
@@ -564,6 +608,8 @@ int main(void) {
   RUN(a_scheme_that_reaches_past_paths_must_be_named);
   RUN(a_track_says_only_what_its_own_parameters_do);
   RUN(an_open_stalled_on_the_network_is_interrupted);
+  RUN(pre_roll_before_an_edit_list_is_marked_discard);
+  RUN(a_muxers_options_may_not_touch_its_lists_nor_matroska_take_annex_b);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK(system(cmd) == 0);

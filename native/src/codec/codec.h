@@ -42,6 +42,7 @@ typedef struct { int num, den; } gpures__av_rational;
 #define GPURES__AVERROR_INVALIDDATA (-0x41444E49) /* FFERRTAG('I','N','D','A') */
 #define GPURES__AV_CODEC_CAP_DR1 (1 << 1)
 #define GPURES__AV_PKT_FLAG_KEY 1
+#define GPURES__AV_PKT_FLAG_DISCARD 4
 #define GPURES__AV_PICTURE_TYPE_I 1
 #define GPURES__AV_NOPTS ((int64_t)0x8000000000000000ULL)
 #define GPURES__AV_FRAME_DATA_MASTERING 11
@@ -259,6 +260,12 @@ int gpures__avf_protocols(gpures__op op, const char *url, const char *given, con
 bool gpures__avf_listed(const char *list, const char *name, size_t n);
 /* Whether any of the comma-separated names (a demuxer's "mov,mp4,...") is one of list. */
 bool gpures__avf_named(const char *list, const char *names);
+/* Whether url is a path (no scheme libavformat would read). */
+bool gpures__avf_is_path(const char *url);
+/* How long network I/O may go without progress when the caller does not say. */
+#define GPURES__AVF_NETWORK_TIMEOUT_MS 30000u
+/* The options of every open of url: certificates checked, and its timeout (0: the default for url). */
+int gpures__avf_io_options(gpures__op op, AVDictionary **dict, const char *url, uint32_t timeout_ms);
 /* Checks a comma-separated list of names given for `field`: letters, digits, '_', '-' only. */
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list);
 /* The demuxers probing may pick by default: containers that open nothing else. */

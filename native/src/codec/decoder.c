@@ -449,9 +449,10 @@ static int check_packet(gpures__op op, const gpures_packet *in, gpures_packet *p
   memset(p, 0, sizeof *p);
   int status = gpures__copy_versioned(op, "packet.structSize", in, sizeof *p, p);
   if (status != GPURES_OK) return status;
-  if (p->flags & ~GPURES_PACKET_KEY)
+  if (p->flags & ~(GPURES_PACKET_KEY | GPURES_PACKET_DISCARD))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "packet.flags",
-                        "packet.flags has unknown bits 0x%x", p->flags & ~GPURES_PACKET_KEY);
+                        "packet.flags has unknown bits 0x%x",
+                        p->flags & ~(GPURES_PACKET_KEY | GPURES_PACKET_DISCARD));
   if (p->size >= (1u << 31))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "packet.size",
                         "packet.size is %llu; a packet has under 2^31 bytes",
@@ -510,7 +511,9 @@ static void fill_avpacket(AVPacket *pkt, const gpures_packet *p) {
   GPURES__AT(pkt, GPURES__AV_PACKET_PTS, int64_t) = p->pts;
   GPURES__AT(pkt, GPURES__AV_PACKET_DTS, int64_t) = GPURES__AV_NOPTS;
   GPURES__AT(pkt, GPURES__AV_PACKET_DURATION, int64_t) = p->duration;
-  GPURES__AT(pkt, GPURES__AV_PACKET_FLAGS, int) = p->flags & GPURES_PACKET_KEY ? GPURES__AV_PKT_FLAG_KEY : 0;
+  GPURES__AT(pkt, GPURES__AV_PACKET_FLAGS, int) =
+      (p->flags & GPURES_PACKET_KEY ? GPURES__AV_PKT_FLAG_KEY : 0) |
+      (p->flags & GPURES_PACKET_DISCARD ? GPURES__AV_PKT_FLAG_DISCARD : 0); /* decoded, not output */
 }
 
 int gpures_decoder_send(gpures_decoder *d, const gpures_packet *packet) {

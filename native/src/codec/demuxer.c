@@ -88,11 +88,9 @@ static int configure(gpures__op op, gpures_demuxer *d, const gpures_demuxer_desc
   if (status == GPURES_OK) status = set_option(op, &d->options, "protocol_whitelist", protocols);
   if (status == GPURES_OK) status = set_option(op, &d->options, "format_whitelist", formats);
   if (status == GPURES_OK) status = set_option(op, &d->options, "codec_whitelist", codecs);
-  if (status == GPURES_OK && dd->timeout_ms) {
-    char us[32];
-    snprintf(us, sizeof us, "%llu", (unsigned long long)dd->timeout_ms * 1000ull);
-    status = set_option(op, &d->io_options, "rw_timeout", us);
-  }
+  /* Nested opens (a playlist's segments) get the certificate check and the timeout too. */
+  if (status == GPURES_OK) status = gpures__avf_io_options(op, &d->io_options, dd->url, dd->timeout_ms);
+  if (status == GPURES_OK) status = gpures__avf_io_options(op, &d->options, dd->url, dd->timeout_ms);
   if (status == GPURES_OK && !(d->formats = copy_string(formats)))
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a demuxer");
   if (status != GPURES_OK || !dd->format) return status;
@@ -453,7 +451,9 @@ int gpures_demuxer_packet(gpures_demuxer *d, uint32_t *out_track, gpures_packet 
     p.dts = GPURES__AT(k, GPURES__AV_PACKET_DTS, int64_t);
     int64_t duration = GPURES__AT(k, GPURES__AV_PACKET_DURATION, int64_t);
     p.duration = duration > 0 ? duration : 0;
-    p.flags = GPURES__AT(k, GPURES__AV_PACKET_FLAGS, int) & GPURES__AV_PKT_FLAG_KEY ? GPURES_PACKET_KEY : 0;
+    int flags = GPURES__AT(k, GPURES__AV_PACKET_FLAGS, int);
+    p.flags = (flags & GPURES__AV_PKT_FLAG_KEY ? GPURES_PACKET_KEY : 0) |
+              (flags & GPURES__AV_PKT_FLAG_DISCARD ? GPURES_PACKET_DISCARD : 0);
   }
   uint32_t n = out->struct_size < sizeof p ? out->struct_size : (uint32_t)sizeof p;
   p.struct_size = n;

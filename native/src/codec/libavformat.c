@@ -120,9 +120,9 @@ const gpures__avf *gpures__avf_loaded(void) { return &avf; }
 
 /* The protocols that carry each scheme's, for the default list of a URL. */
 static const struct { const char *scheme, *protocols; } carriers[] = {
-    {"http", "http,tcp"},       {"https", "https,tls,tcp"},   {"rtmp", "rtmp,tcp"},
-    {"rtmps", "rtmps,tls,tcp"}, {"rtsp", "rtsp,rtp,tcp,udp"}, {"srt", "srt"},
-    {"udp", "udp"},             {"tcp", "tcp"},               {"file", "file"},
+    {"http", "http,tcp"}, {"https", "https,tls,tcp"}, {"rtmp", "rtmp,tcp"},
+    {"rtmps", "rtmps,tls,tcp"}, {"srt", "srt"}, {"udp", "udp"}, {"tcp", "tcp"},
+    {"file", "file"},
 };
 
 /*
@@ -180,6 +180,20 @@ int gpures__avf_protocols(gpures__op op, const char *url, const char *given, con
   return gpures__fail(op, GPURES_E_UNSUPPORTED, "protocols",
                       "the url's protocol \"%.*s\" is allowed only when protocols names it", (int)n,
                       scheme);
+}
+
+bool gpures__avf_is_path(const char *url) { return scheme_length(url) == 0; }
+
+int gpures__avf_io_options(gpures__op op, AVDictionary **dict, const char *url, uint32_t timeout_ms) {
+  const gpures__avf *f = &avf;
+  bool path = gpures__avf_is_path(url) || strncasecmp(url, "file:", 5) == 0;
+  char us[32];
+  uint64_t ms = timeout_ms ? timeout_ms : path ? 0 : GPURES__AVF_NETWORK_TIMEOUT_MS;
+  snprintf(us, sizeof us, "%llu", (unsigned long long)ms * 1000ull);
+  /* tls: FFmpeg checks no certificate unless asked (its default is 0); the system's authorities. */
+  if (f->dict_set(dict, "tls_verify", "1", 0) < 0 || (ms && f->dict_set(dict, "rw_timeout", us, 0) < 0))
+    return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for libavformat's options");
+  return GPURES_OK;
 }
 
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list) {

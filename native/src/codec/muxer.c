@@ -73,19 +73,41 @@ static char *copy_string(const char *s) {
   return c;
 }
 
+/* The lists gpures sets, which the muxer's own options must not widen or clear. */
+static const char *const guarded[] = {"protocol_whitelist", "protocol_blacklist", "format_whitelist",
+                                      "codec_whitelist"};
+
+static int check_options(gpures__op op, gpures_muxer *m, const char *options) {
+  if (!options) return GPURES_OK;
+  AVDictionary *dict = NULL;
+  int status = GPURES_OK;
+  if (m->av->dict_parse(&dict, options, "=", ":", 0) < 0)
+    status = gpures__fail(op, GPURES_E_INVALID_VALUE, "options",
+                          "options \"%s\" is not key=value pairs separated by ':'", options);
+  for (size_t i = 0; status == GPURES_OK && i < GPURES__LEN(guarded); i++)
+    if (m->av->dict_get(dict, guarded[i], NULL, 0))
+      status = gpures__fail(op, GPURES_E_INVALID_VALUE, "options",
+                            "options set %s, which is protocols' to say", guarded[i]);
+  m->av->dict_free(&dict);
+  return status;
+}
+
 static int configure(gpures__op op, gpures_muxer *m, const gpures_muxer_desc *md) {
   const char *protocols = NULL;
   int status = gpures__avf_protocols(op, md->url, md->protocols, &protocols);
   if (status != GPURES_OK) return status;
+  if (md->reserved)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "reserved", "reserved is %u: 0", md->reserved);
+  if (md->timeout_ms > 3600000u)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "timeoutMs", "timeoutMs is %u: at most 3600000",
+                        md->timeout_ms);
   if (m->f->dict_set(&m->io_options, "protocol_whitelist", protocols, 0) < 0 ||
       (md->options && !(m->options = copy_string(md->options))))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's options");
-  AVDictionary *check = NULL;
-  int r = md->options ? m->av->dict_parse(&check, md->options, "=", ":", 0) : 0;
-  m->av->dict_free(&check);
-  if (r < 0)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "options",
-                        "options \"%s\" is not key=value pairs separated by ':'", md->options);
+  if ((status = gpures__avf_io_options(op, &m->io_options, md->url, md->timeout_ms)) != GPURES_OK ||
+      (status = check_options(op, m, md->options)) != GPURES_OK)
+    return status;
+  int r;
   r = m->f->alloc_output(&m->fmt, NULL, md->format, md->url);
   if (r < 0 || !m->fmt) {
     m->fmt = NULL;
@@ -266,6 +288,14 @@ int gpures_muxer_add_track(gpures_muxer *m, const gpures_mux_track_desc *desc, u
   if (m->f->query_codec(oformat, id, 0 /* FF_COMPLIANCE_NORMAL */) == 0)
     return gpures__fail(op, GPURES_E_UNSUPPORTED, "codec", "the container of %s cannot hold %s",
                         m->url, td.codec);
+  const char *container = *(const char *const *)oformat;
+  bool parameter_sets = strcmp(td.codec, "h264") == 0 || strcmp(td.codec, "hevc") == 0;
+  if (parameter_sets && !td.extradata_size &&
+      (strncmp(container, "matroska", 8) == 0 || strcmp(container, "webm") == 0))
+    return gpures__fail(op, GPURES_E_UNSUPPORTED, "extradata",
+                        "%s holds %s only with its configuration record (avcC or hvcC): give the "
+                        "track its description, and its packets length-prefixed",
+                        container, td.codec);
   if ((status = new_track(op, m, &td, id)) != GPURES_OK) return status;
   *out_track = m->num_tracks++;
   return GPURES_OK;
@@ -281,7 +311,7 @@ static int check_packet(gpures__op op, const gpures_muxer *m, uint32_t track, co
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "packet.size", "packet.size is %llu: 1..2^30",
                         (unsigned long long)p->size);
   if (!p->data) return gpures__fail(op, GPURES_E_NULL_POINTER, "packet.data", "packet.data is null");
-  if (p->flags & ~GPURES_PACKET_KEY)
+  if (p->flags & ~(GPURES_PACKET_KEY | GPURES_PACKET_DISCARD))
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "packet.flags", "packet.flags is 0x%x",
                         p->flags);
   if (p->duration < 0)
@@ -303,7 +333,9 @@ static int copy_packet(gpures__op op, gpures_muxer *m, uint32_t track, const gpu
   GPURES__AT(k, GPURES__AV_PACKET_PTS, int64_t) = p->pts;
   GPURES__AT(k, GPURES__AV_PACKET_DTS, int64_t) = p->dts;
   GPURES__AT(k, GPURES__AV_PACKET_DURATION, int64_t) = p->duration ? p->duration : m->frame_durations[track];
-  GPURES__AT(k, GPURES__AV_PACKET_FLAGS, int) = p->flags & GPURES_PACKET_KEY ? GPURES__AV_PKT_FLAG_KEY : 0;
+  GPURES__AT(k, GPURES__AV_PACKET_FLAGS, int) =
+      (p->flags & GPURES_PACKET_KEY ? GPURES__AV_PKT_FLAG_KEY : 0) |
+      (p->flags & GPURES_PACKET_DISCARD ? GPURES__AV_PKT_FLAG_DISCARD : 0);
   GPURES__AT(k, GPURES__AV_PACKET_STREAM_INDEX, int) = (int)track;
   *out = k;
   return GPURES_OK;
