@@ -266,6 +266,11 @@ bool gpures__avf_is_path(const char *url);
 #define GPURES__AVF_NETWORK_TIMEOUT_MS 30000u
 /* The options of every open of url: certificates checked, and its timeout (0: the default for url). */
 int gpures__avf_io_options(gpures__op op, AVDictionary **dict, const char *url, uint32_t timeout_ms);
+/* Checks a url a caller gave: not null, 1..GPURES__AVF_MAX_URL characters; named "url". */
+#define GPURES__AVF_MAX_URL 4096u
+int gpures__avf_check_url(gpures__op op, const char *url);
+/* A copy of s that gpures__free() frees, or NULL. */
+char *gpures__avf_copy(const char *s);
 /* Checks a comma-separated list of names given for `field`: letters, digits, '_', '-' only. */
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list);
 /* The demuxers probing may pick by default: containers that open nothing else. */

@@ -10,7 +10,7 @@
 ** gpures_demuxer_last_run().
 */
 #if defined(__linux__)
-#define _GNU_SOURCE /* strnlen */
+#define _GNU_SOURCE /* strncasecmp and the rest of POSIX under -std=c11 */
 #endif
 #include "codec.h"
 
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_URL 4096u
 #define MAX_TIMEOUT_MS 3600000u
 
 struct gpures_demuxer {
@@ -45,13 +44,6 @@ static gpures__op demuxer_op(const char *verb) {
   return op;
 }
 
-static char *copy_string(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = gpures__alloc(n);
-  if (c) memcpy(c, s, n);
-  return c;
-}
-
 static int set_option(gpures__op op, AVDictionary **dict, const char *key, const char *value) {
   if (gpures__avf_loaded()->dict_set(dict, key, value, 0) < 0)
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the demuxer's options");
@@ -62,15 +54,11 @@ static int check_desc(gpures__op op, const gpures_demuxer_desc *dd) {
   if (dd->flags) return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x: 0", dd->flags);
   if (dd->reserved)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "reserved", "reserved is %u: 0", dd->reserved);
-  if (!dd->url) return gpures__fail(op, GPURES_E_NULL_POINTER, "url", "url is null");
-  size_t n = strnlen(dd->url, MAX_URL + 1);
-  if (n == 0 || n > MAX_URL)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "url", "url has %s characters: 1..%u",
-                        n ? "more than 4096" : "no", MAX_URL);
+  int status = gpures__avf_check_url(op, dd->url);
+  if (status != GPURES_OK) return status;
   if (dd->timeout_ms > MAX_TIMEOUT_MS)
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "timeoutMs", "timeoutMs is %u: at most %u",
                         dd->timeout_ms, MAX_TIMEOUT_MS);
-  int status = GPURES_OK;
   if (dd->format) status = gpures__avf_check_list(op, "format", dd->format);
   if (status == GPURES_OK && dd->protocols) status = gpures__avf_check_list(op, "protocols", dd->protocols);
   if (status == GPURES_OK && dd->formats) status = gpures__avf_check_list(op, "formats", dd->formats);
@@ -91,7 +79,7 @@ static int configure(gpures__op op, gpures_demuxer *d, const gpures_demuxer_desc
   /* Nested opens (a playlist's segments) get the certificate check and the timeout too. */
   if (status == GPURES_OK) status = gpures__avf_io_options(op, &d->io_options, dd->url, dd->timeout_ms);
   if (status == GPURES_OK) status = gpures__avf_io_options(op, &d->options, dd->url, dd->timeout_ms);
-  if (status == GPURES_OK && !(d->formats = copy_string(formats)))
+  if (status == GPURES_OK && !(d->formats = gpures__avf_copy(formats)))
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a demuxer");
   if (status != GPURES_OK || !dd->format) return status;
   if (!(d->format = d->f->find_input_format(dd->format)))
@@ -121,7 +109,7 @@ int gpures_demuxer_create(const gpures_demuxer_desc *desc, gpures_demuxer **out)
   memset(d, 0, sizeof *d);
   d->av = a;
   d->f = f;
-  d->url = copy_string(dd.url);
+  d->url = gpures__avf_copy(dd.url);
   d->packet = a->packet_alloc();
   if (!d->url || !d->packet)
     status = gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a demuxer");

@@ -196,6 +196,22 @@ int gpures__avf_io_options(gpures__op op, AVDictionary **dict, const char *url, 
   return GPURES_OK;
 }
 
+int gpures__avf_check_url(gpures__op op, const char *url) {
+  if (!url) return gpures__fail(op, GPURES_E_NULL_POINTER, "url", "url is null");
+  size_t n = strnlen(url, GPURES__AVF_MAX_URL + 1);
+  if (n == 0 || n > GPURES__AVF_MAX_URL)
+    return gpures__fail(op, GPURES_E_INVALID_VALUE, "url", "url has %s characters: 1..%u",
+                        n ? "more than 4096" : "no", GPURES__AVF_MAX_URL);
+  return GPURES_OK;
+}
+
+char *gpures__avf_copy(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = gpures__alloc(n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
 int gpures__avf_check_list(gpures__op op, const char *field, const char *list) {
   size_t n = strlen(list);
   if (n == 0 || n > 1024)

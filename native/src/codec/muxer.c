@@ -9,7 +9,7 @@
 ** event loop runs it on a thread of its own.
 */
 #if defined(__linux__)
-#define _GNU_SOURCE /* strnlen */
+#define _GNU_SOURCE /* strncasecmp and the rest of POSIX under -std=c11 */
 #endif
 #include "codec.h"
 
@@ -18,7 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_URL 4096u
 #define MAX_TRACKS 64u
 #define MAX_EXTRADATA (1u << 20)
 #define PAD_BYTES 64u
@@ -55,22 +54,11 @@ static gpures__op muxer_op(const char *verb) {
 
 static int check_desc(gpures__op op, const gpures_muxer_desc *md) {
   if (md->flags) return gpures__fail(op, GPURES_E_INVALID_VALUE, "flags", "flags is 0x%x: 0", md->flags);
-  if (!md->url) return gpures__fail(op, GPURES_E_NULL_POINTER, "url", "url is null");
-  size_t n = strnlen(md->url, MAX_URL + 1);
-  if (n == 0 || n > MAX_URL)
-    return gpures__fail(op, GPURES_E_INVALID_VALUE, "url", "url has %s characters: 1..%u",
-                        n ? "more than 4096" : "no", MAX_URL);
-  int status = GPURES_OK;
+  int status = gpures__avf_check_url(op, md->url);
+  if (status != GPURES_OK) return status;
   if (md->format) status = gpures__avf_check_list(op, "format", md->format);
   if (status == GPURES_OK && md->protocols) status = gpures__avf_check_list(op, "protocols", md->protocols);
   return status;
-}
-
-static char *copy_string(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = gpures__alloc(n);
-  if (c) memcpy(c, s, n);
-  return c;
 }
 
 /* The lists gpures sets, which the muxer's own options must not widen or clear. */
@@ -102,7 +90,7 @@ static int configure(gpures__op op, gpures_muxer *m, const gpures_muxer_desc *md
     return gpures__fail(op, GPURES_E_INVALID_VALUE, "timeoutMs", "timeoutMs is %u: at most 3600000",
                         md->timeout_ms);
   if (m->f->dict_set(&m->io_options, "protocol_whitelist", protocols, 0) < 0 ||
-      (md->options && !(m->options = copy_string(md->options))))
+      (md->options && !(m->options = gpures__avf_copy(md->options))))
     return gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for the muxer's options");
   if ((status = gpures__avf_io_options(op, &m->io_options, md->url, md->timeout_ms)) != GPURES_OK ||
       (status = check_options(op, m, md->options)) != GPURES_OK)
@@ -151,7 +139,7 @@ int gpures_muxer_create(const gpures_muxer_desc *desc, gpures_muxer **out) {
   memset(m, 0, sizeof *m);
   m->av = a;
   m->f = f;
-  status = (m->url = copy_string(md.url)) ? configure(op, m, &md)
+  status = (m->url = gpures__avf_copy(md.url)) ? configure(op, m, &md)
                   : gpures__fail(op, GPURES_E_OUT_OF_MEMORY, "", "no memory for a muxer");
   if (status != GPURES_OK) {
     (void)gpures_muxer_destroy(m);
